@@ -1,0 +1,609 @@
+//! Control-flow automata (CFA): the program representation every analysis reads.
+//!
+//! A [`Program`] is one `petgraph` graph for the whole translation unit. Nodes are
+//! program locations ([`Loc`]) with their source position; every edge carries exactly
+//! one [`Op`]. Operations are in three-address form: expressions ([`Expr`]) are pure
+//! (no memory access, no calls, no side effects), and every memory access is an
+//! operation of its own (`Load`, `Store`, `FieldAddr`, `LoadIndirect`, `StoreIndirect`).
+//!
+//! Invariants the front end guarantees and analyses may rely on:
+//! - every variable has a scalar type ([`Ty::Int`] or [`Ty::Ptr`]); struct values live
+//!   in memory objects (locals of struct type become pointers to a stack object);
+//! - struct fields are flattened: an embedded struct's fields appear as `outer.inner`
+//!   fields of the enclosing struct, each with its byte offset (ILP32 layout);
+//! - `&&`, `||`, `!` in conditions, `?:` and `,` are lowered into branches, so an
+//!   `Assume` condition is a comparison or a pure arithmetic expression;
+//! - calls are super-edges (`Op::Call`) from the call site to the return site inside
+//!   the caller; the callee body is entered at [`Function::entry`] and left at
+//!   [`Function::exit`]; `return e` is an assignment to [`Function::ret`];
+//! - error locations are nodes of kind [`LocKind::Error`] (one per `reach_error()` /
+//!   `__VERIFIER_error()` / `__assert_fail` call site) and have no successors; nodes of
+//!   kind [`LocKind::Sink`] (after `abort()`/`exit()`) have no successors either;
+//! - [`Program::entry`] is the entry of a synthetic start function that initialises the
+//!   globals (zero or their initialiser) and then calls `main`.
+
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Index of a variable in [`Program::vars`].
+pub type VarId = usize;
+/// Index of a function in [`Program::functions`].
+pub type FuncId = usize;
+/// Index of a struct type in [`Program::structs`].
+pub type StructId = usize;
+/// A program location (node of [`Program::graph`]).
+pub type Node = NodeIndex;
+/// A CFA edge (edge of [`Program::graph`]).
+pub type EdgeId = EdgeIndex;
+
+/// A position in the source file (1-based line and column; 0 when synthetic).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+pub struct SrcLoc {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// Types of variables, fields and pointees. Variables and fields are always scalar
+/// (`Int` or `Ptr`); `Struct` and `Void` only occur as pointees.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ty {
+    /// An integer of `bits` width (ILP32: char 8, short 16, int/long 32, long long 64; `_Bool` is 1).
+    Int { bits: u8, signed: bool },
+    /// A pointer to the given type.
+    Ptr(Box<Ty>),
+    /// A struct type (only as a pointee).
+    Struct(StructId),
+    /// `void` (only as a pointee or a return type).
+    Void,
+}
+
+impl Ty {
+    /// The C `int` type (32 bits, signed).
+    pub const INT: Ty = Ty::Int {
+        bits: 32,
+        signed: true,
+    };
+
+    /// True for pointer types.
+    pub fn is_ptr(&self) -> bool {
+        matches!(self, Ty::Ptr(_))
+    }
+    /// True for integer types.
+    pub fn is_int(&self) -> bool {
+        matches!(self, Ty::Int { .. })
+    }
+    /// The struct a pointer points to, if this is a pointer to a struct.
+    pub fn pointee_struct(&self) -> Option<StructId> {
+        match self {
+            Ty::Ptr(inner) => match **inner {
+                Ty::Struct(s) => Some(s),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    /// Inclusive value range of an integer type (`None` for non-integers).
+    pub fn int_range(&self) -> Option<(i128, i128)> {
+        match *self {
+            Ty::Int { bits, signed } => {
+                let bits = bits.min(64) as u32;
+                if bits == 1 {
+                    return Some((0, 1));
+                }
+                Some(if signed {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One (flattened) field of a struct: a scalar at a byte offset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDef {
+    /// Field name; embedded struct fields are dotted (`list.next`).
+    pub name: String,
+    /// Scalar type of the field.
+    pub ty: Ty,
+    /// Byte offset from the start of the struct (ILP32 layout as computed by clang).
+    pub offset: u64,
+}
+
+/// A struct type with its flattened scalar fields, in layout order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<FieldDef>,
+    /// `sizeof` in bytes.
+    pub size: u64,
+}
+
+impl StructDef {
+    /// Index of the field with the given (dotted) name.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// A field of a particular struct type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FieldRef {
+    pub strukt: StructId,
+    /// Index into [`StructDef::fields`].
+    pub field: usize,
+}
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scope {
+    Global,
+    Param(FuncId),
+    Local(FuncId),
+    /// A temporary introduced by the front end (three-address lowering).
+    Temp(FuncId),
+}
+
+/// A program variable. Names are unique within the program (locals are qualified
+/// `func::name`, shadowed names get a `#n` suffix).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Var {
+    pub name: String,
+    pub ty: Ty,
+    pub scope: Scope,
+    pub src: SrcLoc,
+}
+
+/// Unary operators of pure expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UnOp {
+    /// Arithmetic negation `-e`.
+    Neg,
+    /// Logical negation `!e` (1 if e == 0, else 0).
+    Not,
+    /// Bitwise complement `~e`.
+    BitNot,
+}
+
+/// Binary operators of pure expressions. Comparisons yield 0 or 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    /// The C spelling.
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            Shl => "<<",
+            Shr => ">>",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+        }
+    }
+    /// True for the six comparison operators.
+    pub fn is_comparison(self) -> bool {
+        use BinOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+}
+
+/// A pure expression over variables and constants. Pointer-valued expressions are
+/// only `Null`, `Var` and `Cast` of those (pointer arithmetic is refused by the front end).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expr {
+    /// An integer constant.
+    Int(i64),
+    /// The null pointer.
+    Null,
+    /// The current value of a variable.
+    Var(VarId),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Conversion to an integer type (truncation/extension) or between pointer types (no-op).
+    Cast(Ty, Box<Expr>),
+}
+
+impl Expr {
+    /// `a op b`.
+    pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+    /// The logical negation of a condition, pushing `!` through comparisons.
+    pub fn negate(&self) -> Expr {
+        use BinOp::*;
+        match self {
+            Expr::Binary(op, a, b) if op.is_comparison() => {
+                let neg = match op {
+                    Eq => Ne,
+                    Ne => Eq,
+                    Lt => Ge,
+                    Le => Gt,
+                    Gt => Le,
+                    Ge => Lt,
+                    _ => unreachable!(),
+                };
+                Expr::Binary(neg, a.clone(), b.clone())
+            }
+            Expr::Unary(UnOp::Not, e) => Expr::bin(Ne, (**e).clone(), Expr::Int(0)),
+            e => Expr::Unary(UnOp::Not, Box::new(e.clone())),
+        }
+    }
+    /// Variables read by the expression, in order of occurrence (with repetitions).
+    pub fn vars(&self, out: &mut Vec<VarId>) {
+        match self {
+            Expr::Int(_) | Expr::Null => {}
+            Expr::Var(v) => out.push(*v),
+            Expr::Unary(_, e) | Expr::Cast(_, e) => e.vars(out),
+            Expr::Binary(_, a, b) => {
+                a.vars(out);
+                b.vars(out);
+            }
+        }
+    }
+}
+
+/// How an object was allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AllocKind {
+    /// `malloc` (`zeroed: false`) or `calloc` (`zeroed: true`); may return NULL unless
+    /// the program is analysed with `--malloc-never-fails`.
+    Heap { zeroed: bool },
+    /// A stack or static object backing a struct-typed or address-taken variable;
+    /// never fails, never freed by `free`.
+    Stack,
+}
+
+/// One CFA operation (the label of an edge).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Op {
+    /// No effect (joins, declarations without initialiser, `;`, `return;`).
+    Skip,
+    /// `dst = src` with `src` pure.
+    Assign { dst: VarId, src: Expr },
+    /// `dst = __VERIFIER_nondet_*()`: any value of `dst`'s type.
+    Nondet { dst: VarId },
+    /// `dst = ptr->field`.
+    Load {
+        dst: VarId,
+        ptr: VarId,
+        field: FieldRef,
+    },
+    /// `ptr->field = src`.
+    Store {
+        ptr: VarId,
+        field: FieldRef,
+        src: Expr,
+    },
+    /// `dst = &ptr->field` (a pointer to a field of the object `ptr` points to).
+    FieldAddr {
+        dst: VarId,
+        ptr: VarId,
+        field: FieldRef,
+    },
+    /// `dst = *ptr` where `ptr` points to a scalar cell (e.g. a field, via `FieldAddr`).
+    LoadIndirect { dst: VarId, ptr: VarId },
+    /// `*ptr = src` where `ptr` points to a scalar cell.
+    StoreIndirect { ptr: VarId, src: Expr },
+    /// `dst = malloc(...)` / `calloc(...)`: a fresh object of type `pointee`
+    /// (`bytes` is the requested size when it is a compile-time constant).
+    Alloc {
+        dst: VarId,
+        pointee: Ty,
+        bytes: Option<u64>,
+        kind: AllocKind,
+    },
+    /// `free(ptr)` (`free(NULL)` is a no-op; anything else not allocated by malloc is an error).
+    Free { ptr: VarId },
+    /// Continue only if `cond` evaluates to non-zero.
+    Assume { cond: Expr },
+    /// Call `callee` with `args` (pure), assigning its return value to `ret` if given.
+    /// The edge goes from the call site to the return site in the caller.
+    Call {
+        callee: FuncId,
+        args: Vec<Expr>,
+        ret: Option<VarId>,
+    },
+    /// Reaching the target of this edge is the property violation (`reach_error()`).
+    Error,
+    /// The path ends here (`abort()`, `exit(n)`); the target is a sink.
+    Halt,
+}
+
+/// Kinds of program locations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LocKind {
+    Normal,
+    FuncEntry,
+    FuncExit,
+    /// An error location (no successors).
+    Error,
+    /// A location after `abort()`/`exit()` (no successors).
+    Sink,
+}
+
+/// A program location.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loc {
+    pub func: FuncId,
+    pub src: SrcLoc,
+    pub kind: LocKind,
+}
+
+/// A CFA edge: one operation and the source position of the statement it comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    pub op: Op,
+    pub src: SrcLoc,
+}
+
+/// A function: its parameters, locals and the entry/exit locations of its body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<VarId>,
+    /// Locals and temporaries (not parameters).
+    pub locals: Vec<VarId>,
+    /// The variable `return e` assigns (None for `void` functions).
+    pub ret: Option<VarId>,
+    pub ret_ty: Ty,
+    pub entry: Node,
+    pub exit: Node,
+    pub src: SrcLoc,
+}
+
+/// A whole program as a control-flow automaton.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Program {
+    /// The C file this program was read from.
+    pub file: PathBuf,
+    pub graph: DiGraph<Loc, Edge>,
+    pub vars: Vec<Var>,
+    pub structs: Vec<StructDef>,
+    pub functions: Vec<Function>,
+    /// The user's `main`.
+    pub main: FuncId,
+    /// Entry of the synthetic start function (global initialisation, then `main`).
+    pub entry: Node,
+}
+
+impl Program {
+    /// Creates an empty program (used by the front end and by hand-built test programs).
+    pub fn new(file: impl Into<PathBuf>) -> Program {
+        Program {
+            file: file.into(),
+            graph: DiGraph::new(),
+            vars: Vec::new(),
+            structs: Vec::new(),
+            functions: Vec::new(),
+            main: 0,
+            entry: NodeIndex::new(0),
+        }
+    }
+
+    /// Adds a variable and returns its id.
+    pub fn add_var(&mut self, name: impl Into<String>, ty: Ty, scope: Scope) -> VarId {
+        self.vars.push(Var {
+            name: name.into(),
+            ty,
+            scope,
+            src: SrcLoc::default(),
+        });
+        self.vars.len() - 1
+    }
+
+    /// Adds a location and returns it.
+    pub fn add_loc(&mut self, func: FuncId, src: SrcLoc, kind: LocKind) -> Node {
+        self.graph.add_node(Loc { func, src, kind })
+    }
+
+    /// Adds an edge labelled `op`.
+    pub fn add_edge(&mut self, from: Node, to: Node, op: Op, src: SrcLoc) -> EdgeId {
+        self.graph.add_edge(from, to, Edge { op, src })
+    }
+
+    /// Outgoing edges of a location: (edge id, target, edge).
+    pub fn successors(&self, n: Node) -> impl Iterator<Item = (EdgeId, Node, &Edge)> + '_ {
+        self.graph
+            .edges(n)
+            .map(|e| (e.id(), e.target(), e.weight()))
+    }
+
+    /// True if `n` is an error location.
+    pub fn is_error(&self, n: Node) -> bool {
+        self.graph[n].kind == LocKind::Error
+    }
+
+    /// The function with the given name.
+    pub fn function(&self, name: &str) -> Option<FuncId> {
+        self.functions.iter().position(|f| f.name == name)
+    }
+
+    /// The field definition a [`FieldRef`] names.
+    pub fn field(&self, f: FieldRef) -> &FieldDef {
+        &self.structs[f.strukt].fields[f.field]
+    }
+
+    /// Renders an expression with variable names.
+    pub fn expr_str(&self, e: &Expr) -> String {
+        ExprDisplay { p: self, e }.to_string()
+    }
+
+    /// Renders an operation in C-like syntax with variable names.
+    pub fn op_str(&self, op: &Op) -> String {
+        let v = |x: &VarId| self.vars[*x].name.as_str();
+        let fld = |f: &FieldRef| self.field(*f).name.as_str();
+        match op {
+            Op::Skip => "skip".into(),
+            Op::Assign { dst, src } => format!("{} = {}", v(dst), self.expr_str(src)),
+            Op::Nondet { dst } => format!("{} = nondet()", v(dst)),
+            Op::Load { dst, ptr, field } => format!("{} = {}->{}", v(dst), v(ptr), fld(field)),
+            Op::Store { ptr, field, src } => {
+                format!("{}->{} = {}", v(ptr), fld(field), self.expr_str(src))
+            }
+            Op::FieldAddr { dst, ptr, field } => {
+                format!("{} = &{}->{}", v(dst), v(ptr), fld(field))
+            }
+            Op::LoadIndirect { dst, ptr } => format!("{} = *{}", v(dst), v(ptr)),
+            Op::StoreIndirect { ptr, src } => format!("*{} = {}", v(ptr), self.expr_str(src)),
+            Op::Alloc {
+                dst, pointee, kind, ..
+            } => {
+                let what = match kind {
+                    AllocKind::Heap { zeroed: false } => "malloc",
+                    AllocKind::Heap { zeroed: true } => "calloc",
+                    AllocKind::Stack => "stack_alloc",
+                };
+                format!("{} = {}({})", v(dst), what, self.ty_str(pointee))
+            }
+            Op::Free { ptr } => format!("free({})", v(ptr)),
+            Op::Assume { cond } => format!("assume({})", self.expr_str(cond)),
+            Op::Call { callee, args, ret } => {
+                let args: Vec<String> = args.iter().map(|a| self.expr_str(a)).collect();
+                let call = format!("{}({})", self.functions[*callee].name, args.join(", "));
+                match ret {
+                    Some(r) => format!("{} = {}", v(r), call),
+                    None => call,
+                }
+            }
+            Op::Error => "reach_error()".into(),
+            Op::Halt => "halt".into(),
+        }
+    }
+
+    /// Renders a type in C syntax.
+    pub fn ty_str(&self, ty: &Ty) -> String {
+        match ty {
+            Ty::Int { bits, signed } => format!("{}int{}", if *signed { "" } else { "u" }, bits),
+            Ty::Ptr(t) => format!("{}*", self.ty_str(t)),
+            Ty::Struct(s) => format!("struct {}", self.structs[*s].name),
+            Ty::Void => "void".into(),
+        }
+    }
+}
+
+struct ExprDisplay<'a> {
+    p: &'a Program,
+    e: &'a Expr,
+}
+
+impl fmt::Display for ExprDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sub = |e| ExprDisplay { p: self.p, e };
+        match self.e {
+            Expr::Int(n) => write!(f, "{n}"),
+            Expr::Null => write!(f, "NULL"),
+            Expr::Var(v) => write!(f, "{}", self.p.vars[*v].name),
+            Expr::Unary(op, e) => {
+                let s = match op {
+                    UnOp::Neg => "-",
+                    UnOp::Not => "!",
+                    UnOp::BitNot => "~",
+                };
+                write!(f, "{s}({})", sub(e))
+            }
+            Expr::Binary(op, a, b) => write!(f, "({} {} {})", sub(a), op.symbol(), sub(b)),
+            Expr::Cast(t, e) => write!(f, "({}){}", self.p.ty_str(t), sub(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negate_pushes_through_comparisons() {
+        let e = Expr::bin(BinOp::Lt, Expr::Var(0), Expr::Int(3));
+        assert_eq!(e.negate(), Expr::bin(BinOp::Ge, Expr::Var(0), Expr::Int(3)));
+        assert_eq!(e.negate().negate(), e);
+    }
+
+    #[test]
+    fn int_ranges() {
+        assert_eq!(Ty::INT.int_range(), Some((-(1 << 31), (1 << 31) - 1)));
+        assert_eq!(
+            Ty::Int {
+                bits: 8,
+                signed: false
+            }
+            .int_range(),
+            Some((0, 255))
+        );
+        assert_eq!(
+            Ty::Int {
+                bits: 1,
+                signed: false
+            }
+            .int_range(),
+            Some((0, 1))
+        );
+    }
+}
+
+/// One step of an interprocedural program path. A path is a sequence of steps that
+/// the interpreter executes and the SMT encoder turns into a path formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Step {
+    /// Execute an intraprocedural edge (any op except `Call`).
+    Edge(EdgeId),
+    /// Enter the callee of a `Call` edge: bind parameters to the argument values and
+    /// continue at the callee's entry (the caller's locals are kept on the call stack).
+    Enter(EdgeId),
+    /// Return from the callee's exit to the target of the given `Call` edge, assigning
+    /// the callee's return variable to the call's `ret` (if any).
+    Leave(EdgeId),
+}
+
+/// The nondeterministic choices of one execution, in the order they are made: the
+/// values of `Nondet` operations (and of uninitialised locals when they are read)
+/// and, for each heap allocation, whether `malloc` returned NULL. A counterexample
+/// carries these so that the interpreter can replay it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// Values of `Nondet` operations, in execution order.
+    pub nondet: Vec<i64>,
+    /// For each heap `Alloc`, in execution order: true if it returned NULL.
+    pub alloc_null: Vec<bool>,
+}

@@ -1,0 +1,77 @@
+//! User-facing errors and the process exit codes they map to.
+//!
+//! Exit codes are part of the interface: 0 SAFE, 10 UNSAFE, 20 UNKNOWN,
+//! 2 usage or parse error, 3 unsupported construct.
+
+use crate::cfa::SrcLoc;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Process exit codes of the `shapemc` binary.
+pub mod exit {
+    pub const SAFE: i32 = 0;
+    pub const UNSAFE: i32 = 10;
+    pub const UNKNOWN: i32 = 20;
+    pub const USAGE_OR_PARSE: i32 = 2;
+    pub const UNSUPPORTED: i32 = 3;
+}
+
+/// Why a C file could not be turned into a CFA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontendError {
+    /// The file could not be read or parsed; `diagnostics` are clang's, one per line,
+    /// already in `file:line:col: error: ...` form.
+    Parse {
+        file: PathBuf,
+        diagnostics: Vec<String>,
+    },
+    /// The program uses a construct outside the supported subset.
+    Unsupported {
+        file: PathBuf,
+        at: SrcLoc,
+        construct: String,
+    },
+    /// libclang could not be loaded (installation problem, not the user's program).
+    Libclang(String),
+}
+
+impl FrontendError {
+    /// The exit code this error maps to (2 for parse/usage, 3 for unsupported).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            FrontendError::Parse { .. } | FrontendError::Libclang(_) => exit::USAGE_OR_PARSE,
+            FrontendError::Unsupported { .. } => exit::UNSUPPORTED,
+        }
+    }
+}
+
+impl fmt::Display for FrontendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrontendError::Parse { file, diagnostics } => {
+                if diagnostics.is_empty() {
+                    write!(f, "{}: error: could not parse", file.display())
+                } else {
+                    write!(f, "{}", diagnostics.join("\n"))
+                }
+            }
+            FrontendError::Unsupported {
+                file,
+                at,
+                construct,
+            } => {
+                write!(
+                    f,
+                    "{}:{}:{}: unsupported: {}",
+                    file.display(),
+                    at.line,
+                    at.col,
+                    construct
+                )
+            }
+            FrontendError::Libclang(msg) => write!(f, "error: libclang: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for FrontendError {}

@@ -1,0 +1,8 @@
+//! shapemc: a CEGAR software model checker for heap-manipulating C programs,
+//! after "Shape Refinement through Explicit Heap Analysis" (Beyer, Henzinger,
+//! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
+
+pub mod cfa;
+pub mod cli;
+pub mod diag;
+pub mod tvla;
