@@ -406,6 +406,9 @@ pub struct Program {
     pub main: FuncId,
     /// Entry of the synthetic start function (global initialisation, then `main`).
     pub entry: Node,
+    /// Heap allocations never return NULL (`--malloc-never-fails`).
+    #[serde(default)]
+    pub malloc_never_fails: bool,
 }
 
 impl Program {
@@ -419,6 +422,7 @@ impl Program {
             functions: Vec::new(),
             main: 0,
             entry: NodeIndex::new(0),
+            malloc_never_fails: false,
         }
     }
 
