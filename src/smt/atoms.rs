@@ -371,7 +371,7 @@ impl Cx<'_> {
             Fun::Gt => Rel::Gt,
             _ => return None,
         };
-        if args.len() != 2 {
+        if args.len() != 2 || args[0] == args[1] {
             return None;
         }
         let ptr_ctx = self.is_ptr_term(&args[0]) || self.is_ptr_term(&args[1]);

@@ -199,6 +199,11 @@ struct Encoder<'p> {
     inputs: Vec<InputSlot>,
     allocs: Vec<AllocSlot>,
     ufs: FxHashMap<&'static str, FuncDecl>,
+    /// Step being encoded.
+    cur_step: usize,
+    /// Version-0 symbols (values at the path start) with the step that first mentions
+    /// them: they are state symbols at every earlier position too.
+    initial: Vec<(SymId, usize)>,
 }
 
 fn int_sort_array() -> Sort {
@@ -268,6 +273,8 @@ impl<'p> Encoder<'p> {
             inputs: Vec::new(),
             allocs: Vec::new(),
             ufs: FxHashMap::default(),
+            cur_step: 0,
+            initial: Vec::new(),
         })
     }
 
@@ -301,6 +308,7 @@ impl<'p> Encoder<'p> {
             None => {
                 let name = format!("{}@0", self.prog.vars[v].name);
                 let (id, _) = self.new_sym(name, SymKind::Var { var: v, version: 0 }, &Sort::int());
+                self.initial.push((id, self.cur_step));
                 self.var_cur[v] = Some(id);
                 self.uninit.insert(id);
                 id
@@ -333,6 +341,7 @@ impl<'p> Encoder<'p> {
                     },
                     &int_sort_array(),
                 );
+                self.initial.push((id, self.cur_step));
                 self.fields.insert(f, id);
                 self.field_ver.insert(f, 0);
                 id
@@ -402,6 +411,7 @@ impl<'p> Encoder<'p> {
                     SymKind::Cell { version: 0 },
                     &int_sort_array(),
                 );
+                self.initial.push((id, self.cur_step));
                 self.cell = Some(id);
                 id
             }
@@ -470,10 +480,16 @@ impl<'p> Encoder<'p> {
                     )));
                 }
             }
+            self.cur_step = i;
             let enc = self.step(i, *s)?;
             steps.push(enc);
             live.push(self.live());
             locs.push(self.target(*s)?);
+        }
+        for (sym, step) in &self.initial {
+            for l in live.iter_mut().take(step + 1) {
+                l.current.insert(*sym);
+            }
         }
         Ok(PathEncoding {
             steps,
