@@ -624,8 +624,15 @@ impl<'p> Encoder<'p> {
             Op::Nondet { dst } => {
                 let (id, c) = self.new_var_version(*dst);
                 let ci = c.as_int().expect("int");
-                enc.guards
-                    .push((GuardKind::Range, range_of(&prog.vars[*dst].ty, &ci)));
+                let ty = &prog.vars[*dst].ty;
+                let range = if ty.is_ptr() {
+                    // NULL (input 0) or a garbage address distinct from every object
+                    // (a negative number; objects live at positive addresses).
+                    ci.ge(Int::from_i64(i32::MIN as i64)) & ci.le(Int::from_i64(0))
+                } else {
+                    range_of(ty, &ci)
+                };
+                enc.guards.push((GuardKind::Range, range));
                 enc.choices.push(c);
                 self.inputs.push(InputSlot {
                     step: i,
@@ -666,6 +673,8 @@ impl<'p> Encoder<'p> {
                     }
                 }
                 let p = self.read_var(*ptr, i, enc);
+                // `&p->f` needs `p` to point to a valid object (C: `p->f` is an lvalue).
+                enc.guards.push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
                 let v = p + Int::from_i64(field.field as i64);
                 self.def_var(*dst, v, enc);
             }
@@ -978,6 +987,11 @@ impl<'p> Encoder<'p> {
                             ))
                         }
                     },
+                    (false, true) if matches!(ty, Ty::Int { bits: 1, .. }) => {
+                        let p = self.int_expr(a, i, enc)?;
+                        p.ne(Int::from_i64(0))
+                            .ite(&Int::from_i64(1), &Int::from_i64(0))
+                    }
                     (false, true) => {
                         return Err(SmtError::Unsupported("pointer-to-integer cast".into()))
                     }

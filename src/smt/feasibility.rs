@@ -62,10 +62,17 @@ pub struct Model {
 }
 
 impl Model {
-    /// The interpreter inputs: nondet values in order, one NULL bit per heap allocation.
+    /// The interpreter inputs: values of `Nondet` operations in order (reads of
+    /// uninitialised variables are not inputs of [`crate::interp`], which starts every
+    /// variable at 0/NULL), one NULL bit per heap allocation.
     pub fn to_inputs(&self) -> Inputs {
         Inputs {
-            nondet: self.nondet.iter().map(|n| n.value).collect(),
+            nondet: self
+                .nondet
+                .iter()
+                .filter(|n| !n.uninit)
+                .map(|n| n.value)
+                .collect(),
             alloc_null: self
                 .allocs
                 .iter()

@@ -61,8 +61,16 @@
 //!   and restored by `Step::Leave`, which then assigns the callee's return variable to the
 //!   call's `ret`.
 //!
-//! Models convert to [`crate::cfa::Inputs`]: the values of `Nondet` steps and of reads
-//! of uninitialised locals in path order, and one NULL/non-NULL bit per heap `Alloc`.
+//! - **Uninitialised values** (locals before their first assignment, including locals of
+//!   every new activation; heap cells of `malloc` objects) are arbitrary (an
+//!   over-approximation of C's indeterminate values). A nondeterministic *pointer* is NULL
+//!   or a garbage address distinct from every object (encoded as a value in
+//!   `[-2^31, 0]`, objects live at positive addresses), as in [`crate::interp`].
+//!
+//! Models convert to [`crate::cfa::Inputs`]: the values of `Nondet` steps in path order
+//! and one NULL/non-NULL bit per heap `Alloc`. The interpreter starts variables at 0/NULL
+//! and reads uninitialised cells as 0, so a model that relies on other uninitialised
+//! values does not replay (the caller then answers UNKNOWN, never UNSAFE).
 
 pub mod atoms;
 pub mod encode;
