@@ -2,8 +2,12 @@
 //! after "Shape Refinement through Explicit Heap Analysis" (Beyer, Henzinger,
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
+pub mod art;
+pub mod cert;
 pub mod cfa;
 pub mod cli;
+pub mod cpa;
 pub mod diag;
+pub mod interp;
 pub mod smt;
 pub mod tvla;
