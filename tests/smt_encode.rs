@@ -35,6 +35,10 @@ fn feasible(prog: &Program, path: &[Step]) -> Model {
             assert_eq!(
                 eval_path(prog, path, &m.to_inputs()),
                 Eval::ReachedError,
+                "model {m:?} does not evaluate"
+            );
+            assert!(
+                replays_to_error(prog, path, &m.to_inputs()),
                 "model {m:?} does not replay"
             );
             m
@@ -62,7 +66,11 @@ fn assign_and_assume() {
     let (p, path) = b.error();
     let i = infeasible(&p, &path);
     assert_eq!(i.proof.steps().into_iter().collect::<Vec<_>>(), vec![1]);
-    assert!(all_atoms(&i).iter().any(|a| a == "x == 2"), "{:?}", all_atoms(&i));
+    assert!(
+        all_atoms(&i).iter().any(|a| a == "x == 2"),
+        "{:?}",
+        all_atoms(&i)
+    );
 }
 
 #[test]
@@ -113,7 +121,10 @@ fn allocations_are_distinct() {
     let (p, path) = b.error();
     let i = infeasible(&p, &path);
     let atoms = all_atoms(&i);
-    assert!(atoms.iter().any(|a| a.contains('p') && a.contains("==")), "{atoms:?}");
+    assert!(
+        atoms.iter().any(|a| a.contains('p') && a.contains("==")),
+        "{atoms:?}"
+    );
 }
 
 #[test]
@@ -144,7 +155,8 @@ fn store_then_load() {
         .filter_map(|a| a.field_assertion.clone())
         .collect();
     assert!(
-        fa.iter().any(|f| f.ptr == p1 && f.field == DATA && f.rhs == Operand::Int(5)),
+        fa.iter()
+            .any(|f| f.ptr == p1 && f.field == DATA && f.rhs == Operand::Int(5)),
         "{:?}",
         at3.atoms
     );
@@ -524,5 +536,8 @@ fn dll_link_atoms() {
         .iter()
         .flat_map(|it| it.atoms.iter().filter_map(|a| a.field_assertion.clone()))
         .collect();
-    assert!(fas.iter().any(|f| f.field == SUCC && f.ptr == l1), "{fas:?}");
+    assert!(
+        fas.iter().any(|f| f.field == SUCC && f.ptr == l1),
+        "{fas:?}"
+    );
 }

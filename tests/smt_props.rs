@@ -62,7 +62,9 @@ fn gen_op() -> impl Strategy<Value = G> {
 
 fn build(ops: &[G]) -> (Program, Vec<Step>) {
     let mut b = Builder::new();
-    let ps: Vec<VarId> = (0..3).map(|k| b.var(&format!("p{k}"), node_ptr())).collect();
+    let ps: Vec<VarId> = (0..3)
+        .map(|k| b.var(&format!("p{k}"), node_ptr()))
+        .collect();
     let is: Vec<VarId> = (0..2).map(|k| b.var(&format!("i{k}"), Ty::INT)).collect();
     for p in &ps {
         b.op(Op::Assign {
@@ -169,10 +171,13 @@ proptest! {
         let opts = InterpolationOptions { validate: true, ..Default::default() };
         match refine_path(&prog, &path, &opts) {
             Ok(PathAnalysis::Feasible(m)) => {
+                if std::env::var("SMT_PROP_STATS").is_ok() { eprintln!("STAT feasible"); }
                 let r = eval_path(&prog, &path, &m.to_inputs());
                 prop_assert_eq!(r, Eval::ReachedError, "model {:?}", m);
+                prop_assert!(replays_to_error(&prog, &path, &m.to_inputs()), "interp: model {:?}", m);
             }
             Ok(PathAnalysis::Infeasible(itps)) => {
+                if std::env::var("SMT_PROP_STATS").is_ok() { eprintln!("STAT infeasible"); }
                 prop_assert!(itps.validated);
                 prop_assert_eq!(itps.items.len(), path.len() + 1);
                 // the infeasibility is real: the concrete evaluator agrees for the trivial
@@ -182,6 +187,7 @@ proptest! {
                     alloc_null: vec![false; 16],
                 };
                 prop_assert_ne!(eval_path(&prog, &path, &trivial), Eval::ReachedError);
+                prop_assert!(!replays_to_error(&prog, &path, &trivial));
             }
             Err(e) => prop_assert!(false, "error {e}"),
         }

@@ -55,7 +55,10 @@ pub enum Operand {
     Null,
     Int(i128),
     Var(VarId),
-    Field { ptr: VarId, field: FieldRef },
+    Field {
+        ptr: VarId,
+        field: FieldRef,
+    },
     /// The object allocated by the k-th allocation of the path (k from 1).
     Object(i64),
     /// Anything else, rendered.
@@ -159,13 +162,16 @@ pub fn extract_atoms(
     (atoms, aliases)
 }
 
+/// `norm` results keyed by node address; the key term is kept alive with the result.
+type NormMemo = rustc_hash::FxHashMap<usize, (Arc<Term>, Arc<Term>)>;
+
 struct Cx<'a> {
     prog: &'a Program,
     syms: &'a SymbolTable,
     live: &'a Live,
     max: usize,
     /// `norm` results by node address (terms are DAGs).
-    memo: std::cell::RefCell<rustc_hash::FxHashMap<usize, (Arc<Term>, Arc<Term>)>>,
+    memo: std::cell::RefCell<NormMemo>,
 }
 
 fn app(f: Fun, args: Vec<Arc<Term>>) -> Arc<Term> {
@@ -191,10 +197,12 @@ impl Cx<'_> {
                 | Fun::Ge
                 | Fun::Gt => true,
                 Fun::Ite => args.get(1).is_some_and(|a| self.is_bool(a)),
-                Fun::Select => matches!(
-                    &*args[0],
-                    Term::Sym(s) if matches!(self.syms.get(*s).kind, SymKind::Heap { .. })
-                ) || self.array_is_heap(&args[0]),
+                Fun::Select => {
+                    matches!(
+                        &*args[0],
+                        Term::Sym(s) if matches!(self.syms.get(*s).kind, SymKind::Heap { .. })
+                    ) || self.array_is_heap(&args[0])
+                }
                 _ => false,
             },
         }
@@ -246,7 +254,11 @@ impl Cx<'_> {
             }
             Term::App(f, args) => {
                 // A theory atom: normalise its arguments, then split on the first ite.
-                let f = if *f == Fun::Distinct { Fun::Eq } else { f.clone() };
+                let f = if *f == Fun::Distinct {
+                    Fun::Eq
+                } else {
+                    f.clone()
+                };
                 let args: Vec<Arc<Term>> = args.iter().map(|a| self.norm(a)).collect();
                 let atom = app(f.clone(), args.clone());
                 match find_ite(&atom) {
@@ -522,12 +534,9 @@ impl fmt::Display for RenderT<'_, '_> {
                 let arr = &a[0];
                 match &**arr {
                     Term::Sym(s) => match cx.syms.get(*s).kind {
-                        SymKind::Field { field, .. } => write!(
-                            f,
-                            "{}->{}",
-                            sub(&a[1], true),
-                            cx.prog.field(field).name
-                        ),
+                        SymKind::Field { field, .. } => {
+                            write!(f, "{}->{}", sub(&a[1], true), cx.prog.field(field).name)
+                        }
                         SymKind::Valid { .. } => write!(f, "valid({})", sub(&a[1], true)),
                         SymKind::Heap { .. } => write!(f, "heap({})", sub(&a[1], true)),
                         SymKind::Cell { .. } => write!(f, "*{}", sub(&a[1], true)),
@@ -623,7 +632,12 @@ fn replace(t: &Arc<Term>, from: &Option<Arc<Term>>, to: &Arc<Term>) -> Arc<Term>
         return to.clone();
     }
     match &**t {
-        Term::App(f, args) => app(f.clone(), args.iter().map(|a| replace(a, &Some(from.clone()), to)).collect()),
+        Term::App(f, args) => app(
+            f.clone(),
+            args.iter()
+                .map(|a| replace(a, &Some(from.clone()), to))
+                .collect(),
+        ),
         _ => t.clone(),
     }
 }

@@ -295,7 +295,14 @@ impl<'p> Encoder<'p> {
         self.var_ver[v] += 1;
         let ver = self.var_ver[v];
         let name = format!("{}@{}", self.prog.vars[v].name, ver);
-        let (id, c) = self.new_sym(name, SymKind::Var { var: v, version: ver }, &Sort::int());
+        let (id, c) = self.new_sym(
+            name,
+            SymKind::Var {
+                var: v,
+                version: ver,
+            },
+            &Sort::int(),
+        );
         self.var_cur[v] = Some(id);
         (id, c)
     }
@@ -504,20 +511,20 @@ impl<'p> Encoder<'p> {
 
     fn source(&self, s: Step) -> Result<Node, SmtError> {
         let e = edge_of(self.prog, s)?;
-        Ok(match s {
+        match s {
             Step::Edge(_) | Step::Enter(_) => self.prog.graph.edge_endpoints(e).map(|x| x.0),
             Step::Leave(_) => Some(self.prog.functions[callee_of(self.prog, e)?].exit),
         }
-        .ok_or_else(|| SmtError::InvalidPath("dangling edge".into()))?)
+        .ok_or_else(|| SmtError::InvalidPath("dangling edge".into()))
     }
 
     fn target(&self, s: Step) -> Result<Node, SmtError> {
         let e = edge_of(self.prog, s)?;
-        Ok(match s {
+        match s {
             Step::Edge(_) | Step::Leave(_) => self.prog.graph.edge_endpoints(e).map(|x| x.1),
             Step::Enter(_) => Some(self.prog.functions[callee_of(self.prog, e)?].entry),
         }
-        .ok_or_else(|| SmtError::InvalidPath("dangling edge".into()))?)
+        .ok_or_else(|| SmtError::InvalidPath("dangling edge".into()))
     }
 
     fn step(&mut self, i: usize, s: Step) -> Result<StepEnc, SmtError> {
@@ -530,7 +537,9 @@ impl<'p> Encoder<'p> {
             }
             Step::Enter(e) => {
                 let Op::Call { callee, args, .. } = &prog.graph[e].op else {
-                    return Err(SmtError::InvalidPath(format!("Enter of non-call edge at step {i}")));
+                    return Err(SmtError::InvalidPath(format!(
+                        "Enter of non-call edge at step {i}"
+                    )));
                 };
                 let f = &prog.functions[*callee];
                 if f.params.len() != args.len() {
@@ -570,7 +579,9 @@ impl<'p> Encoder<'p> {
             }
             Step::Leave(e) => {
                 let Op::Call { callee, ret, .. } = &prog.graph[e].op else {
-                    return Err(SmtError::InvalidPath(format!("Leave of non-call edge at step {i}")));
+                    return Err(SmtError::InvalidPath(format!(
+                        "Leave of non-call edge at step {i}"
+                    )));
                 };
                 let f = &prog.functions[*callee];
                 let val = match (ret, f.ret) {
@@ -643,7 +654,8 @@ impl<'p> Encoder<'p> {
             }
             Op::Load { dst, ptr, field } => {
                 let p = self.read_var(*ptr, i, enc);
-                enc.guards.push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
+                enc.guards
+                    .push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
                 let arr = self.field_arr(*field);
                 let val = arr.select(&p).as_int().expect("int");
                 let fty = prog.field(*field).ty.clone();
@@ -660,7 +672,8 @@ impl<'p> Encoder<'p> {
                 }
                 let v = self.int_expr(src, i, enc)?;
                 let v = self.convert(&fty, src, v)?;
-                enc.guards.push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
+                enc.guards
+                    .push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
                 let arr = self.field_arr(*field).store(&p, &v);
                 self.def_field(*field, arr, enc);
             }
@@ -674,7 +687,8 @@ impl<'p> Encoder<'p> {
                 }
                 let p = self.read_var(*ptr, i, enc);
                 // `&p->f` needs `p` to point to a valid object (C: `p->f` is an lvalue).
-                enc.guards.push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
+                enc.guards
+                    .push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
                 let v = p + Int::from_i64(field.field as i64);
                 self.def_var(*dst, v, enc);
             }
@@ -699,7 +713,14 @@ impl<'p> Encoder<'p> {
                 }
                 let val = val.unwrap_or_else(|| Int::from_i64(0));
                 let dty = prog.vars[*dst].ty.clone();
-                let val = self.convert_ty(&dty, &Ty::Int { bits: 64, signed: true }, val);
+                let val = self.convert_ty(
+                    &dty,
+                    &Ty::Int {
+                        bits: 64,
+                        signed: true,
+                    },
+                    val,
+                );
                 self.def_var(*dst, val, enc);
             }
             Op::StoreIndirect { ptr, src } => {
@@ -759,7 +780,10 @@ impl<'p> Encoder<'p> {
                 });
                 let code = Int::from_i64(tag as i64 + 1);
                 let (dv, vv) = match &null {
-                    Some((_, n)) => (n.ite(&Int::from_i64(0), &a), n.ite(&Int::from_i64(0), &code)),
+                    Some((_, n)) => (
+                        n.ite(&Int::from_i64(0), &a),
+                        n.ite(&Int::from_i64(0), &code),
+                    ),
                     None => (a.clone(), code),
                 };
                 let valid = self.valid.store(&a, &vv);
@@ -801,7 +825,12 @@ impl<'p> Encoder<'p> {
                     .clone()
                     .ok_or_else(|| SmtError::InvalidPath("internal: no heap array".into()))?;
                 let isnull = p.eq(Int::from_i64(0));
-                let okobj = self.valid.select(&p).as_int().expect("int").ne(Int::from_i64(0))
+                let okobj = self
+                    .valid
+                    .select(&p)
+                    .as_int()
+                    .expect("int")
+                    .ne(Int::from_i64(0))
                     & h.select(&p).as_bool().expect("bool");
                 enc.guards.push((GuardKind::Memory, isnull | okobj));
                 let valid = self.valid.store(&p, &Int::from_i64(0));
@@ -834,7 +863,7 @@ impl<'p> Encoder<'p> {
         let mut ok = c.eq(Int::from_i64(s as i64 + 1));
         if self.has_void_alloc {
             let v = self.prog.structs.len() as i64 + 2;
-            ok = ok | c.eq(Int::from_i64(v));
+            ok |= c.eq(Int::from_i64(v));
         }
         ok
     }
@@ -981,11 +1010,7 @@ impl<'p> Encoder<'p> {
                     (true, true) => self.int_expr(a, i, enc)?,
                     (true, false) => match **a {
                         Expr::Int(0) => Int::from_i64(0),
-                        _ => {
-                            return Err(SmtError::Unsupported(
-                                "integer-to-pointer cast".into(),
-                            ))
-                        }
+                        _ => return Err(SmtError::Unsupported("integer-to-pointer cast".into())),
                     },
                     (false, true) if matches!(ty, Ty::Int { bits: 1, .. }) => {
                         let p = self.int_expr(a, i, enc)?;
@@ -1057,8 +1082,7 @@ fn base_of(pp: &Int) -> Int {
 /// C division (truncation toward zero) from SMT-LIB floor/Euclidean division.
 fn cdiv(x: &Int, y: &Int) -> Int {
     let zero = Int::from_i64(0);
-    x.ge(&zero)
-        .ite(&x.div(y), &(-((-x.clone()).div(y))))
+    x.ge(&zero).ite(&x.div(y), &(-((-x.clone()).div(y))))
 }
 
 /// Range constraint of a value of type `ty` (pointers: the `i64` range, so that models
@@ -1074,7 +1098,9 @@ fn range_of(ty: &Ty, v: &Int) -> Bool {
 /// signed destinations keep the value (signed overflow is not modelled).
 fn assign_conv(ty: &Ty, v: Int) -> Int {
     match ty {
-        Ty::Int { bits: 1, .. } => v.ne(Int::from_i64(0)).ite(&Int::from_i64(1), &Int::from_i64(0)),
+        Ty::Int { bits: 1, .. } => v
+            .ne(Int::from_i64(0))
+            .ite(&Int::from_i64(1), &Int::from_i64(0)),
         Ty::Int {
             bits,
             signed: false,
@@ -1086,7 +1112,9 @@ fn assign_conv(ty: &Ty, v: Int) -> Int {
 /// Explicit cast: exact two's-complement wrap to the target width.
 fn cast_conv(ty: &Ty, v: Int) -> Int {
     match ty {
-        Ty::Int { bits: 1, .. } => v.ne(Int::from_i64(0)).ite(&Int::from_i64(1), &Int::from_i64(0)),
+        Ty::Int { bits: 1, .. } => v
+            .ne(Int::from_i64(0))
+            .ite(&Int::from_i64(1), &Int::from_i64(0)),
         Ty::Int { bits, signed } if *bits < 127 => {
             let m = Int::from_i128(1i128 << *bits);
             if *signed {
@@ -1113,6 +1141,8 @@ fn edge_of(prog: &Program, s: Step) -> Result<EdgeId, SmtError> {
 fn callee_of(prog: &Program, e: EdgeId) -> Result<FuncId, SmtError> {
     match &prog.graph[e].op {
         Op::Call { callee, .. } => Ok(*callee),
-        _ => Err(SmtError::InvalidPath("Enter/Leave over a non-call edge".into())),
+        _ => Err(SmtError::InvalidPath(
+            "Enter/Leave over a non-call edge".into(),
+        )),
     }
 }

@@ -109,9 +109,9 @@ pub fn interpolate(
 ) -> Result<Interpolants, SmtError> {
     match refine_path(prog, path, opts)? {
         PathAnalysis::Infeasible(i) => Ok(i),
-        PathAnalysis::Feasible(_) => Err(SmtError::InterpolationFailed(
-            "the path is feasible".into(),
-        )),
+        PathAnalysis::Feasible(_) => {
+            Err(SmtError::InterpolationFailed("the path is feasible".into()))
+        }
     }
 }
 
@@ -136,13 +136,8 @@ fn interpolate_encoded(
         let d = Dynamic::from_ast(itp);
         let term = from_z3(&d, &enc.symbols.by_name)
             .map_err(|e| SmtError::InterpolationFailed(format!("I_{pos}: {e}")))?;
-        let (atoms, aliases) = extract_atoms(
-            prog,
-            &enc.symbols,
-            &enc.live[pos],
-            &term,
-            opts.max_atoms,
-        );
+        let (atoms, aliases) =
+            extract_atoms(prog, &enc.symbols, &enc.live[pos], &term, opts.max_atoms);
         items.push(Interpolant {
             pos,
             loc: enc.locs.get(pos).copied().unwrap_or(prog.entry),

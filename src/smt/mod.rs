@@ -82,7 +82,7 @@ pub use atoms::{Atom, FieldAssertion, Operand, PositionAtoms, Rel};
 pub use encode::{encode_path, PathEncoding};
 pub use feasibility::{check_path, check_path_with, Feasibility, Model, Proof, SmtOptions};
 pub use interpolate::{
-    interpolate, refine_path, InterpolationOptions, Interpolant, Interpolants, PathAnalysis,
+    interpolate, refine_path, Interpolant, Interpolants, InterpolationOptions, PathAnalysis,
 };
 
 /// Errors of the SMT layer. None of them is a verdict: callers answer UNKNOWN.

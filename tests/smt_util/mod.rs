@@ -82,7 +82,9 @@ impl Builder {
     }
 
     pub fn op(&mut self, op: Op) -> &mut Self {
-        let n = self.prog.add_loc(self.func, SrcLoc::default(), LocKind::Normal);
+        let n = self
+            .prog
+            .add_loc(self.func, SrcLoc::default(), LocKind::Normal);
         let e = self.prog.add_edge(self.cur, n, op, SrcLoc::default());
         self.path.push(Step::Edge(e));
         self.cur = n;
@@ -103,8 +105,12 @@ impl Builder {
     }
 
     pub fn error(&mut self) -> (Program, Vec<Step>) {
-        let n = self.prog.add_loc(self.func, SrcLoc::default(), LocKind::Error);
-        let e = self.prog.add_edge(self.cur, n, Op::Error, SrcLoc::default());
+        let n = self
+            .prog
+            .add_loc(self.func, SrcLoc::default(), LocKind::Error);
+        let e = self
+            .prog
+            .add_edge(self.cur, n, Op::Error, SrcLoc::default());
         self.path.push(Step::Edge(e));
         self.cur = n;
         (self.prog.clone(), self.path.clone())
@@ -119,6 +125,16 @@ pub fn eq(a: Expr, b: Expr) -> Expr {
 }
 pub fn ne(a: Expr, b: Expr) -> Expr {
     Expr::bin(BinOp::Ne, a, b)
+}
+
+/// Replays a path with the concrete interpreter; true if it reaches the error location.
+pub fn replays_to_error(prog: &Program, path: &[Step], inputs: &Inputs) -> bool {
+    let limits = shapemc::interp::Limits {
+        malloc_never_fails: prog.malloc_never_fails,
+        ..Default::default()
+    };
+    let run = shapemc::interp::replay_path(prog, path, inputs, &limits);
+    run.outcome.is_error()
 }
 
 /// Outcome of the tiny evaluator.
