@@ -142,6 +142,7 @@ pub fn extract_atoms(
         live,
         max: max_atoms,
         memo: Default::default(),
+        vmemo: Default::default(),
     };
     let mut raw: Vec<Arc<Term>> = Vec::new();
     let mut seen = rustc_hash::FxHashMap::default();
@@ -172,7 +173,14 @@ struct Cx<'a> {
     max: usize,
     /// `norm` results by node address (terms are DAGs).
     memo: std::cell::RefCell<NormMemo>,
+    vmemo: std::cell::RefCell<ValuesMemo>,
 }
+
+/// Leaf values per node (key kept alive).
+type ValuesMemo = rustc_hash::FxHashMap<usize, (Arc<Term>, Vec<Arc<Term>>)>;
+
+/// Most leaf values of one term / combinations of one atom.
+const VALUES_MAX: usize = 32;
 
 fn app(f: Fun, args: Vec<Arc<Term>>) -> Arc<Term> {
     Arc::new(Term::App(f, args))
@@ -253,33 +261,90 @@ impl Cx<'_> {
                 }
             }
             Term::App(f, args) => {
-                // A theory atom: normalise its arguments, then split on the first ite.
+                // A theory atom: normalise its arguments, expand each into its ite-free
+                // leaf values (the ite conditions are atoms of their own), and relate the
+                // leaves pairwise. This over-approximates the atom set (pairs that never
+                // occur together), which only adds candidate predicates.
                 let f = if *f == Fun::Distinct {
                     Fun::Eq
                 } else {
                     f.clone()
                 };
                 let args: Vec<Arc<Term>> = args.iter().map(|a| self.norm(a)).collect();
-                let atom = app(f.clone(), args.clone());
-                match find_ite(&atom) {
-                    Some((c, x, y)) => {
-                        self.collect_bool(&c, out, seen);
-                        let ax = replace(&atom, &find_ite_term(&atom), &x);
-                        let ay = replace(&atom, &find_ite_term(&atom), &y);
-                        self.collect_bool(&ax, out, seen);
-                        self.collect_bool(&ay, out, seen);
-                    }
-                    None => {
-                        if out.len() < self.max {
-                            out.push(atom);
-                        } else {
-                            tracing::debug!("atom budget exhausted");
+                let mut conds = Vec::new();
+                let vals: Vec<Vec<Arc<Term>>> =
+                    args.iter().map(|a| self.values(a, &mut conds)).collect();
+                for c in conds {
+                    self.collect_bool(&c, out, seen);
+                }
+                let mut combos: Vec<Vec<Arc<Term>>> = vec![vec![]];
+                for vs in &vals {
+                    let mut next = Vec::new();
+                    for c in &combos {
+                        for v in vs {
+                            if next.len() >= VALUES_MAX {
+                                break;
+                            }
+                            let mut c2 = c.clone();
+                            c2.push(v.clone());
+                            next.push(c2);
                         }
                     }
+                    combos = next;
+                }
+                for c in combos {
+                    if out.len() >= self.max {
+                        tracing::debug!("atom budget exhausted");
+                        break;
+                    }
+                    out.push(app(f.clone(), c));
                 }
             }
             Term::Sym(_) | Term::Num(_) => {}
         }
+    }
+
+    /// The ite-free leaf values of a normalised non-Boolean term (at most `VALUES_MAX`);
+    /// the conditions of the ites passed are pushed to `conds`.
+    fn values(&self, t: &Arc<Term>, conds: &mut Vec<Arc<Term>>) -> Vec<Arc<Term>> {
+        let key = Arc::as_ptr(t) as usize;
+        if let Some((_, v)) = self.vmemo.borrow().get(&key) {
+            return v.clone();
+        }
+        let vs = match &**t {
+            Term::App(Fun::Ite, a) if !self.is_bool(t) => {
+                conds.push(a[0].clone());
+                let mut v = self.values(&a[1], conds);
+                for x in self.values(&a[2], conds) {
+                    if v.len() < VALUES_MAX && !v.contains(&x) {
+                        v.push(x);
+                    }
+                }
+                v
+            }
+            Term::App(f, args) if !self.is_bool(t) => {
+                let mut combos: Vec<Vec<Arc<Term>>> = vec![vec![]];
+                for a in args {
+                    let vs = self.values(a, conds);
+                    let mut next = Vec::new();
+                    for c in &combos {
+                        for v in &vs {
+                            if next.len() >= VALUES_MAX {
+                                break;
+                            }
+                            let mut c2 = c.clone();
+                            c2.push(v.clone());
+                            next.push(c2);
+                        }
+                    }
+                    combos = next;
+                }
+                combos.into_iter().map(|c| app(f.clone(), c)).collect()
+            }
+            _ => vec![t.clone()],
+        };
+        self.vmemo.borrow_mut().insert(key, (t.clone(), vs.clone()));
+        vs
     }
 
     /// Resolves `select(store(a, i, v), j)` and `select(const(v), j)`.
@@ -387,6 +452,13 @@ impl Cx<'_> {
             return None;
         }
         let ptr_ctx = self.is_ptr_term(&args[0]) || self.is_ptr_term(&args[1]);
+        // Object addresses in an interpolant belong to allocations *later* on the path
+        // (earlier objects are held by state symbols): such atoms say nothing about
+        // the state at this location.
+        let is_obj = |t: &Term| matches!(t, Term::Num(n) if *n >= STRIDE as i128 && *n % STRIDE as i128 == 0);
+        if ptr_ctx && (is_obj(&args[0]) || is_obj(&args[1])) {
+            return None;
+        }
         let text = format!(
             "{} {} {}",
             self.render(&args[0], ptr_ctx),
@@ -605,39 +677,5 @@ fn operand_str(prog: &Program, o: &Operand) -> String {
         }
         Operand::Object(k) => format!("&obj#{k}"),
         Operand::Other(s) => s.clone(),
-    }
-}
-
-/// The first non-Boolean `ite` in a term (pre-order), as (cond, then, else).
-fn find_ite(t: &Arc<Term>) -> Option<(Arc<Term>, Arc<Term>, Arc<Term>)> {
-    match &*find_ite_term(t)? {
-        Term::App(Fun::Ite, a) => Some((a[0].clone(), a[1].clone(), a[2].clone())),
-        _ => None,
-    }
-}
-
-fn find_ite_term(t: &Arc<Term>) -> Option<Arc<Term>> {
-    match &**t {
-        Term::App(Fun::Ite, _) => Some(t.clone()),
-        Term::App(_, args) => args.iter().find_map(find_ite_term),
-        _ => None,
-    }
-}
-
-fn replace(t: &Arc<Term>, from: &Option<Arc<Term>>, to: &Arc<Term>) -> Arc<Term> {
-    let Some(from) = from else {
-        return t.clone();
-    };
-    if t == from {
-        return to.clone();
-    }
-    match &**t {
-        Term::App(f, args) => app(
-            f.clone(),
-            args.iter()
-                .map(|a| replace(a, &Some(from.clone()), to))
-                .collect(),
-        ),
-        _ => t.clone(),
     }
 }

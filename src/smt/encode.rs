@@ -88,6 +88,11 @@ pub struct StepEnc {
     pub defs: Vec<(Dynamic, Dynamic)>,
     pub guards: Vec<(GuardKind, Bool)>,
     pub choices: Vec<Dynamic>,
+    /// Indices of guards that are the first test (NULL check or dereference) of the
+    /// result of a may-fail allocation. Interpolation keeps them even outside the unsat
+    /// core: they cut the NULL case of the allocation right away, which keeps the
+    /// case split over allocation outcomes linear instead of exponential.
+    pub null_kill: Vec<usize>,
 }
 
 impl StepEnc {
@@ -96,6 +101,7 @@ impl StepEnc {
             defs: Vec::new(),
             guards: Vec::new(),
             choices: Vec::new(),
+            null_kill: Vec::new(),
         }
     }
     /// The whole conjunct `A_i`.
@@ -201,6 +207,8 @@ struct Encoder<'p> {
     ufs: FxHashMap<&'static str, FuncDecl>,
     /// Step being encoded.
     cur_step: usize,
+    /// Results of may-fail allocations not yet tested by a guard.
+    pending_null: Vec<SymId>,
     /// Version-0 symbols (values at the path start) with the step that first mentions
     /// them: they are state symbols at every earlier position too.
     initial: Vec<(SymId, usize)>,
@@ -274,6 +282,7 @@ impl<'p> Encoder<'p> {
             allocs: Vec::new(),
             ufs: FxHashMap::default(),
             cur_step: 0,
+            pending_null: Vec::new(),
             initial: Vec::new(),
         })
     }
@@ -488,7 +497,22 @@ impl<'p> Encoder<'p> {
                 }
             }
             self.cur_step = i;
-            let enc = self.step(i, *s)?;
+            let mut enc = self.step(i, *s)?;
+            if !self.pending_null.is_empty() {
+                for (j, (kind, g)) in enc.guards.iter().enumerate() {
+                    if !matches!(kind, GuardKind::Assume | GuardKind::Memory) {
+                        continue;
+                    }
+                    let names = super::term::const_names(&Dynamic::from_ast(g));
+                    let before = self.pending_null.len();
+                    let syms = &self.symbols;
+                    self.pending_null
+                        .retain(|s| !names.contains(&syms.get(*s).name));
+                    if self.pending_null.len() != before {
+                        enc.null_kill.push(j);
+                    }
+                }
+            }
             steps.push(enc);
             live.push(self.live());
             locs.push(self.target(*s)?);
@@ -817,6 +841,9 @@ impl<'p> Encoder<'p> {
                     }
                 }
                 self.def_var(*dst, dv, enc);
+                if null.is_some() {
+                    self.pending_null.extend(self.var_cur[*dst]);
+                }
             }
             Op::Free { ptr } => {
                 let p = self.read_var(*ptr, i, enc);

@@ -17,6 +17,10 @@ pub struct SmtOptions {
     pub timeout_ms: u32,
     /// Shrink the unsat core to a minimal one (deletion-based).
     pub minimize_core: bool,
+    /// Timeout of one minimisation query (ms); on timeout the guard stays in the core.
+    pub minimize_query_ms: u32,
+    /// Total time budget of core minimisation (ms).
+    pub minimize_budget_ms: u64,
 }
 
 impl Default for SmtOptions {
@@ -24,6 +28,8 @@ impl Default for SmtOptions {
         SmtOptions {
             timeout_ms: 20_000,
             minimize_core: true,
+            minimize_query_ms: 100,
+            minimize_budget_ms: 2_000,
         }
     }
 }
@@ -93,7 +99,8 @@ pub struct CoreGuard {
 }
 
 /// Why a path is infeasible: the guards (assume conditions, memory-safety side
-/// conditions, ranges) that, with all definitions of the path, are unsatisfiable.
+/// conditions, ranges) that, with all definitions of the path, are unsatisfiable. Always
+/// contains the first test of every may-fail allocation result (`StepEnc::null_kill`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Proof {
     pub core: Vec<CoreGuard>,
@@ -143,11 +150,24 @@ pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility
     let solver = new_solver(opts);
     let mut lits: Vec<Bool> = Vec::new();
     let mut lit_of: FxHashMap<String, CoreGuard> = FxHashMap::default();
+    let mut fixed: Vec<CoreGuard> = Vec::new();
     for (i, st) in enc.steps.iter().enumerate() {
         for (s, t) in &st.defs {
             solver.assert(s.eq(t.clone()));
         }
         for (j, (kind, g)) in st.guards.iter().enumerate() {
+            if st.null_kill.contains(&j) {
+                // The first test of a may-fail allocation result is always part of the
+                // core (see `StepEnc::null_kill`): asserted outright, it prunes the NULL
+                // case early and keeps the core computation easy.
+                solver.assert(g);
+                fixed.push(CoreGuard {
+                    step: i,
+                    guard: j,
+                    kind: *kind,
+                });
+                continue;
+            }
             let name = format!("$g{i}_{j}");
             let lit = Bool::new_const(name.as_str());
             solver.assert(lit.implies(g));
@@ -205,9 +225,19 @@ pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility
         }
         SatResult::Unsat => {
             let mut core = solver.get_unsat_core();
-            if opts.minimize_core {
+            if opts.minimize_core && core.len() > 1 {
+                // Deletion-based, with a short per-query timeout: a query that times out
+                // keeps its literal (the core stays a core, just not minimal).
+                let started = std::time::Instant::now();
+                let mut p = Params::new();
+                p.set_u32("timeout", opts.minimize_query_ms.max(1));
+                solver.set_params(&p);
                 let mut i = 0;
                 while i < core.len() {
+                    if started.elapsed().as_millis() as u64 > opts.minimize_budget_ms {
+                        tracing::debug!("core minimisation budget exhausted");
+                        break;
+                    }
                     let mut trial = core.clone();
                     trial.remove(i);
                     if solver.check_assumptions(&trial) == SatResult::Unsat {
@@ -226,6 +256,7 @@ pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility
                 .iter()
                 .filter_map(|l| lit_of.get(&l.decl().name()).copied())
                 .collect();
+            out.extend(fixed);
             out.sort();
             Ok(Feasibility::Infeasible(Proof { core: out }))
         }

@@ -7,7 +7,8 @@
 //! heap arrays, plus versions saved by enclosing activations).
 //!
 //! Technique: guards of steps outside the (minimised) unsat core are dropped (a weakening
-//! of each `A_i`, so the result is still a sequence interpolant of the original path);
+//! of each `A_i`, so the result is still a sequence interpolant of the original path),
+//! except the first test of each may-fail allocation result (see `StepEnc::null_kill`);
 //! then `I_{i-1} = wp(A_i, I_i) = ∀choices. guards → I_i[defs]`. Definitions are
 //! substituted (SSA), Boolean choices (NULL outcome of `malloc`) are eliminated by case
 //! split, integer choices (`Nondet`, uninitialised locals) by Z3's `qe` tactic; if `qe`
@@ -18,7 +19,7 @@
 use super::atoms::{extract_atoms, Atom};
 use super::encode::{encode_path, Live, PathEncoding, SymbolTable};
 use super::feasibility::{new_solver, solve, Feasibility, Model, Proof, SmtOptions};
-use super::term::{const_names, from_z3, has_quantifier, Term};
+use super::term::{const_names, has_quantifier, Converter, Term};
 use super::SmtError;
 use crate::cfa::{Node, Program, Step, VarId};
 use rustc_hash::FxHashSet;
@@ -26,6 +27,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use z3::ast::{exists_const, Ast, Bool, Dynamic};
 use z3::{Goal, SatResult, Tactic};
+
+/// Alias candidates of one interpolant.
+type Aliases = BTreeSet<(VarId, VarId)>;
+
+/// Longest SMT-LIB rendering kept in [`Interpolant::smt2`] (longer ones are cut).
+const SMT2_MAX: usize = 4096;
 
 /// Options of [`interpolate`].
 #[derive(Clone, Debug)]
@@ -57,7 +64,7 @@ pub struct Interpolant {
     pub loc: Node,
     /// The interpolant over SSA symbols (see [`Interpolants::symbols`]).
     pub term: Arc<Term>,
-    /// SMT-LIB rendering (for logs).
+    /// SMT-LIB rendering (for logs; cut after 4096 bytes).
     pub smt2: String,
     /// Atoms, rendered over program variables.
     pub atoms: Vec<Atom>,
@@ -132,17 +139,41 @@ fn interpolate_encoded(
         }
     }
     let mut items = Vec::with_capacity(seq.len());
+    let mut conv = Converter::new(&enc.symbols.by_name);
+    let mut prev: Option<(Bool, Vec<Atom>, Aliases, String)> = None;
     for (pos, itp) in seq.iter().enumerate() {
         let d = Dynamic::from_ast(itp);
-        let term = from_z3(&d, &enc.symbols.by_name)
+        let term = conv
+            .convert(&d)
             .map_err(|e| SmtError::InterpolationFailed(format!("I_{pos}: {e}")))?;
-        let (atoms, aliases) =
-            extract_atoms(prog, &enc.symbols, &enc.live[pos], &term, opts.max_atoms);
+        // Consecutive interpolants are often identical (hash-consed): reuse the atoms.
+        let reuse = match &prev {
+            Some((p, ..)) => p == itp && enc.live[pos].saved == enc.live[pos - 1].saved,
+            None => false,
+        };
+        let (atoms, aliases, smt2) = match (&prev, reuse) {
+            (Some((_, a, al, s)), true) => (a.clone(), al.clone(), s.clone()),
+            _ => {
+                let (a, al) =
+                    extract_atoms(prog, &enc.symbols, &enc.live[pos], &term, opts.max_atoms);
+                let mut s = itp.to_string();
+                if s.len() > SMT2_MAX {
+                    let mut cut = SMT2_MAX;
+                    while !s.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    s.truncate(cut);
+                    s.push_str(" ...");
+                }
+                (a, al, s)
+            }
+        };
+        prev = Some((itp.clone(), atoms.clone(), aliases.clone(), smt2.clone()));
         items.push(Interpolant {
             pos,
             loc: enc.locs.get(pos).copied().unwrap_or(prog.entry),
             term,
-            smt2: itp.to_string(),
+            smt2,
             atoms,
             aliases,
         });

@@ -68,8 +68,28 @@ impl Term {
 /// names of the encoding to symbol ids; an unknown constant, a quantifier or an
 /// unsupported operator is an error (the formula did not come from this encoding).
 pub fn from_z3(ast: &Dynamic, names: &FxHashMap<String, SymId>) -> Result<Arc<Term>, String> {
-    let mut memo: FxHashMap<Dynamic, Arc<Term>> = FxHashMap::default();
-    conv(ast, names, &mut memo)
+    Converter::new(names).convert(ast)
+}
+
+/// Converts several Z3 formulas sharing subterms (e.g. the interpolants of one path): the
+/// memo is shared, so each distinct Z3 node is converted once.
+pub struct Converter<'a> {
+    names: &'a FxHashMap<String, SymId>,
+    memo: FxHashMap<Dynamic, Arc<Term>>,
+}
+
+impl<'a> Converter<'a> {
+    /// A converter for the symbols `names`.
+    pub fn new(names: &'a FxHashMap<String, SymId>) -> Self {
+        Converter {
+            names,
+            memo: FxHashMap::default(),
+        }
+    }
+    /// See [`from_z3`].
+    pub fn convert(&mut self, ast: &Dynamic) -> Result<Arc<Term>, String> {
+        conv(ast, self.names, &mut self.memo)
+    }
 }
 
 fn conv(
