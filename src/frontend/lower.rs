@@ -26,7 +26,7 @@ use crate::cfa::{
 };
 use clang_sys::*;
 use petgraph::graph::NodeIndex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// Why lowering stopped: an unsupported construct at a position.
@@ -94,6 +94,10 @@ pub struct Ctx<'t> {
     global_inits: Vec<GlobalInit<'t>>,
     /// Variables that point to the stack object backing a struct-typed variable.
     obj_vars: HashMap<VarId, StructId>,
+    /// Variables that point to the stack cell backing an address-taken scalar variable.
+    cell_vars: HashMap<VarId, Ty>,
+    /// Canonical declarations of scalar variables whose address is taken (`&x`).
+    addr_taken: HashSet<Cursor<'t>>,
     funcs: HashMap<Cursor<'t>, FuncId>,
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
@@ -119,6 +123,8 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         globals: HashMap::new(),
         global_inits: Vec::new(),
         obj_vars: HashMap::new(),
+        cell_vars: HashMap::new(),
+        addr_taken: HashSet::new(),
         funcs: HashMap::new(),
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
@@ -126,6 +132,11 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     };
     cx.prog.malloc_never_fails = opts.malloc_never_fails;
     let root = tu.cursor();
+    for d in root.children() {
+        if d.kind() == CXCursor_FunctionDecl && d.is_definition() {
+            collect_addr_taken(d, &mut cx.addr_taken);
+        }
+    }
     let mut main = None;
     for d in root.children() {
         match d.kind() {
@@ -213,7 +224,12 @@ impl<'t> Ctx<'t> {
             }
             _ => d.spelling(),
         };
+        let mut cell = None;
         let (ty, strukt) = match self.conv(d.ty(), d)? {
+            CTy::Scalar(t) if self.addr_taken.contains(&key) => {
+                cell = Some(t.clone());
+                (Ty::Ptr(Box::new(t)), None)
+            }
             CTy::Scalar(t) => (t, None),
             CTy::Struct(s) => (Ty::Ptr(Box::new(Ty::Struct(s))), Some(s)),
             CTy::Void => return unsup(d, "void variable"),
@@ -221,6 +237,9 @@ impl<'t> Ctx<'t> {
         let v = self.new_var(name, ty, Scope::Global, loc(def));
         if let Some(s) = strukt {
             self.obj_vars.insert(v, s);
+        }
+        if let Some(t) = cell {
+            self.cell_vars.insert(v, t);
         }
         self.globals.insert(key, v);
         self.global_inits.push(GlobalInit {
@@ -250,6 +269,7 @@ impl<'t> Ctx<'t> {
         let inits = std::mem::take(&mut self.global_inits);
         let mut fl = FnLower::new(self, id);
         for g in &inits {
+            let src = fl.cx.prog.vars[g.var].src;
             if let Some(s) = g.strukt {
                 let bytes = fl.cx.prog.structs[s].size;
                 fl.emit(
@@ -259,13 +279,24 @@ impl<'t> Ctx<'t> {
                         bytes: Some(bytes),
                         kind: AllocKind::Stack,
                     },
-                    fl.cx.prog.vars[g.var].src,
+                    src,
                 );
+            }
+            if let Some(t) = fl.cx.cell_vars.get(&g.var).cloned() {
+                fl.alloc_cell(g.var, t, src);
             }
         }
         for g in &inits {
             let src = fl.cx.prog.vars[g.var].src;
             let init = g.decl.var_init();
+            if let Some(t) = fl.cx.cell_vars.get(&g.var).cloned() {
+                let e = match init {
+                    Some(i) => fl.rv_as(i, &t)?,
+                    None => zero(&t),
+                };
+                fl.emit(Op::StoreIndirect { ptr: g.var, src: e }, src);
+                continue;
+            }
             match (g.strukt, init) {
                 (Some(s), Some(i)) => fl.init_struct(g.var, s, "", Some(i), true)?,
                 (Some(s), None) => fl.init_struct(g.var, s, "", None, true)?,
@@ -471,6 +502,43 @@ fn strip_casts(mut c: Cursor<'_>) -> Cursor<'_> {
     }
 }
 
+/// Collects the variables whose address is taken (`&x`) below `c`.
+fn collect_addr_taken<'t>(c: Cursor<'t>, out: &mut HashSet<Cursor<'t>>) {
+    for ch in c.children() {
+        if ch.kind() == CXCursor_UnaryOperator && ch.unary_op() == CXUnaryOperator_AddrOf {
+            if let Some(&inner) = ch.expr_children().first() {
+                let inner = strip_parens(inner);
+                if inner.kind() == CXCursor_DeclRefExpr {
+                    if let Some(d) = inner.referenced() {
+                        if matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
+                            out.insert(d.canonical());
+                        }
+                    }
+                }
+            }
+        }
+        collect_addr_taken(ch, out);
+    }
+}
+
+/// Strips parentheses and implicit conversions that do not change the type.
+fn strip_noop<'t>(mut c: Cursor<'t>) -> Cursor<'t> {
+    loop {
+        let k = c.kind();
+        if k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr {
+            let ch = c.expr_children();
+            if ch.len() == 1
+                && (k == CXCursor_ParenExpr
+                    || ch[0].ty().canonical().spelling() == c.ty().canonical().spelling())
+            {
+                c = ch[0];
+                continue;
+            }
+        }
+        return c;
+    }
+}
+
 /// True if evaluating the expression may modify a variable or memory.
 fn has_side_effects(c: Cursor<'_>) -> bool {
     match c.kind() {
@@ -608,9 +676,29 @@ impl<'c, 't> FnLower<'c, 't> {
             } else {
                 fl.unique_name(&pname)
             };
-            let v = fl.cx.new_var(name, ty, Scope::Param(fid), loc(p));
-            fl.locals.insert(p.canonical(), v);
+            let v = fl
+                .cx
+                .new_var(name.clone(), ty.clone(), Scope::Param(fid), loc(p));
             params.push(v);
+            if fl.cx.addr_taken.contains(&p.canonical()) {
+                let cty = Ty::Ptr(Box::new(ty.clone()));
+                let c = fl
+                    .cx
+                    .new_var(format!("{name}#cell"), cty, Scope::Local(fid), loc(p));
+                fl.cx.prog.functions[fid].locals.push(c);
+                fl.cx.cell_vars.insert(c, ty);
+                fl.alloc_cell(c, fl.cx.cell_vars[&c].clone(), loc(p));
+                fl.emit(
+                    Op::StoreIndirect {
+                        ptr: c,
+                        src: Expr::Var(v),
+                    },
+                    loc(p),
+                );
+                fl.locals.insert(p.canonical(), c);
+            } else {
+                fl.locals.insert(p.canonical(), v);
+            }
         }
         fl.cx.prog.functions[fid].params = params;
         let ret_ty = fl.cx.prog.functions[fid].ret_ty.clone();
@@ -739,6 +827,23 @@ impl<'c, 't> FnLower<'c, 't> {
         }
         let name = self.unique_name(&d.spelling());
         match self.cx.conv(d.ty(), d)? {
+            CTy::Scalar(ty) if self.cx.addr_taken.contains(&d.canonical()) => {
+                let cty = Ty::Ptr(Box::new(ty.clone()));
+                let v = self.cx.new_var(name, cty, Scope::Local(self.fid), src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.cx.cell_vars.insert(v, ty.clone());
+                self.locals.insert(d.canonical(), v);
+                self.alloc_cell(v, ty.clone(), src);
+                let e = match d.var_init() {
+                    Some(i) => self.rv_as(i, &ty)?,
+                    None => {
+                        let t = self.tmp(ty.clone());
+                        self.emit(Op::Nondet { dst: t }, src);
+                        Expr::Var(t)
+                    }
+                };
+                self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
+            }
             CTy::Scalar(ty) => {
                 let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
                 self.cx.prog.functions[self.fid].locals.push(v);
@@ -885,6 +990,30 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(def)
     }
 
+    /// Allocates the stack cell backing an address-taken scalar variable.
+    fn alloc_cell(&mut self, v: VarId, ty: Ty, src: SrcLoc) {
+        let bytes = match &ty {
+            Ty::Int { bits, .. } => u64::from(*bits).div_ceil(8),
+            _ => 4,
+        };
+        self.emit(
+            Op::Alloc {
+                dst: v,
+                pointee: ty,
+                bytes: Some(bytes),
+                kind: AllocKind::Stack,
+            },
+            src,
+        );
+    }
+
+    /// The value of `c` converted to `ty`.
+    fn rv_as(&mut self, c: Cursor<'t>, ty: &Ty) -> R<Expr> {
+        let from = self.ety(c)?;
+        let e = self.rv(c)?;
+        self.convert(e, &from, ty, c)
+    }
+
     // ----- conversions -----
 
     fn convert(&mut self, e: Expr, from: &Ty, to: &Ty, at: Cursor<'t>) -> R<Expr> {
@@ -987,6 +1116,9 @@ impl<'c, 't> FnLower<'c, 't> {
                         if self.cx.obj_vars.contains_key(&v) {
                             return unsup(c, "struct value (copy/pass/return by value)");
                         }
+                        if let Some(t) = self.cx.cell_vars.get(&v).cloned() {
+                            return self.read(Lv::Deref(v, t), c);
+                        }
                         Ok(Expr::Var(v))
                     }
                     CXCursor_EnumConstantDecl => match c.eval_int() {
@@ -1030,7 +1162,27 @@ impl<'c, 't> FnLower<'c, 't> {
             CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
             CXCursor_InitListExpr => unsup(c, "initialiser list"),
             CXCursor_CompoundLiteralExpr => unsup(c, "compound literal"),
-            CXCursor_StmtExpr => unsup(c, "statement expression"),
+            CXCursor_StmtExpr => {
+                // GNU `({ s1; ...; e; })`: the value is that of the last expression statement
+                let Some(body) = c
+                    .children()
+                    .into_iter()
+                    .find(|x| x.kind() == CXCursor_CompoundStmt)
+                else {
+                    return unsup(c, "statement expression");
+                };
+                let stmts = body.children();
+                let Some((&last, init)) = stmts.split_last() else {
+                    return unsup(c, "statement expression without value");
+                };
+                if !last.is_expression() {
+                    return unsup(c, "statement expression without value");
+                }
+                for s in init {
+                    self.stmt(*s)?;
+                }
+                self.rv(last)
+            }
             _ => unsup(c, &format!("expression `{}`", c.kind_name())),
         }
     }
@@ -1077,6 +1229,17 @@ impl<'c, 't> FnLower<'c, 't> {
                 Ok(())
             }
             CXCursor_IntegerLiteral | CXCursor_CharacterLiteral | CXCursor_StringLiteral => Ok(()),
+            CXCursor_StmtExpr => {
+                match c
+                    .children()
+                    .into_iter()
+                    .find(|x| x.kind() == CXCursor_CompoundStmt)
+                {
+                    Some(body) => self.stmt(body),
+                    None => unsup(c, "statement expression"),
+                }
+            }
+            CXCursor_UnaryExpr => Ok(()), // sizeof/alignof: operand not evaluated
             _ => {
                 if c.ty().canonical().kind() == CXType_Void {
                     return unsup(c, &format!("expression `{}`", c.kind_name()));
@@ -1112,6 +1275,35 @@ impl<'c, 't> FnLower<'c, 't> {
                         self.user_call(s, d, Some(dst))?;
                         return Ok(());
                     }
+                }
+            }
+        }
+        // `dst = p->f` / `dst = *p` with the same type: load directly into dst
+        let n = strip_noop(c);
+        let is_deref = n.kind() == CXCursor_UnaryOperator && n.unary_op() == CXUnaryOperator_Deref;
+        let is_cell = n.kind() == CXCursor_DeclRefExpr
+            && n.referenced().is_some_and(|d| {
+                self.locals
+                    .get(&d.canonical())
+                    .or_else(|| self.cx.globals.get(&d.canonical()))
+                    .is_some_and(|v| self.cx.cell_vars.contains_key(v))
+            });
+        if (n.kind() == CXCursor_MemberRefExpr || is_deref || is_cell)
+            && self.cx.conv(n.ty(), n)? == CTy::Scalar(dty.clone())
+        {
+            match self.lv(n)? {
+                Lv::Field(ptr, field) => {
+                    self.emit(Op::Load { dst, ptr, field }, src);
+                    return Ok(());
+                }
+                Lv::Deref(ptr, _) => {
+                    self.emit(Op::LoadIndirect { dst, ptr }, src);
+                    return Ok(());
+                }
+                lv => {
+                    let e = self.read(lv, n)?;
+                    self.emit(Op::Assign { dst, src: e }, src);
+                    return Ok(());
                 }
             }
         }
@@ -1215,6 +1407,9 @@ impl<'c, 't> FnLower<'c, 't> {
                     return unsup(c, "lvalue that is not a variable");
                 }
                 let v = self.var_of(d, c)?;
+                if let Some(t) = self.cx.cell_vars.get(&v) {
+                    return Ok(Lv::Deref(v, t.clone()));
+                }
                 Ok(match self.cx.obj_vars.get(&v) {
                     Some(&s) => Lv::Obj(v, s, String::new()),
                     None => Lv::Var(v),
@@ -1591,7 +1786,7 @@ impl<'c, 't> FnLower<'c, 't> {
             if let Some(d) = s.referenced() {
                 if matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
                     let v = self.var_of(d, s)?;
-                    if !self.cx.obj_vars.contains_key(&v) {
+                    if !self.cx.obj_vars.contains_key(&v) && !self.cx.cell_vars.contains_key(&v) {
                         return Ok(Some(v));
                     }
                 }
@@ -1740,6 +1935,15 @@ impl<'c, 't> FnLower<'c, 't> {
                 let Some(&a) = args.first() else {
                     return unsup(c, "free without argument");
                 };
+                let mut a = a;
+                while matches!(
+                    a.kind(),
+                    CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr | CXCursor_ParenExpr
+                ) && a.expr_children().len() == 1
+                    && a.expr_children()[0].ty().canonical().kind() == CXType_Pointer
+                {
+                    a = a.expr_children()[0];
+                }
                 let aty = self.ety(a)?;
                 let e = self.rv(a)?;
                 let p = self.atom(e, aty, src);
