@@ -406,6 +406,10 @@ pub struct Program {
     pub main: FuncId,
     /// Entry of the synthetic start function (global initialisation, then `main`).
     pub entry: Node,
+    /// True if the program is analysed under the assumption that heap allocation
+    /// (`malloc`/`calloc`) never returns NULL (`--malloc-never-fails`).
+    #[serde(default)]
+    pub malloc_never_fails: bool,
 }
 
 impl Program {
@@ -419,6 +423,7 @@ impl Program {
             functions: Vec::new(),
             main: 0,
             entry: NodeIndex::new(0),
+            malloc_never_fails: false,
         }
     }
 

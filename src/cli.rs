@@ -27,6 +27,20 @@ pub enum Command {
         /// The C file.
         file: PathBuf,
     },
+    /// Print the control-flow automaton the front end builds for a C file.
+    Cfa {
+        /// The C file.
+        file: PathBuf,
+        /// Only this function.
+        #[arg(long)]
+        function: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::frontend::CfaFormat,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -39,5 +53,19 @@ pub fn run(cli: Cli) -> i32 {
             );
             crate::diag::exit::UNKNOWN
         }
+        Command::Cfa {
+            file,
+            function,
+            format,
+            malloc_never_fails,
+        } => crate::frontend::run_cfa_command(
+            &file,
+            function.as_deref(),
+            format,
+            &crate::frontend::FrontendOptions {
+                malloc_never_fails,
+                ..Default::default()
+            },
+        ),
     }
 }

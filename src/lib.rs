@@ -8,5 +8,6 @@ pub mod cfa;
 pub mod cli;
 pub mod cpa;
 pub mod diag;
+pub mod frontend;
 pub mod interp;
 pub mod tvla;
