@@ -10,4 +10,5 @@ pub mod cpa;
 pub mod diag;
 pub mod frontend;
 pub mod interp;
+pub mod simulate;
 pub mod tvla;
