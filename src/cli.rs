@@ -27,6 +27,11 @@ pub enum Command {
         /// The C file.
         file: PathBuf,
     },
+    /// Shape-class generator library: `scg list`, `scg check FILE`.
+    Scg {
+        #[command(subcommand)]
+        cmd: crate::scg::cli::ScgCommand,
+    },
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -39,5 +44,6 @@ pub fn run(cli: Cli) -> i32 {
             );
             crate::diag::exit::UNKNOWN
         }
+        Command::Scg { cmd } => crate::scg::cli::run(cmd),
     }
 }

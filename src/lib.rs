@@ -5,4 +5,5 @@
 pub mod cfa;
 pub mod cli;
 pub mod diag;
+pub mod scg;
 pub mod tvla;
