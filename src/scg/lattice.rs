@@ -197,13 +197,18 @@ impl Lattice {
                     binding: b2,
                 },
             ) => {
-                f2.is_subset(f)
-                    && self.lib.role_maps(s, s2).iter().any(|rho| {
-                        rho.len() == b2.len()
-                            && rho
-                                .iter()
-                                .all(|(cr, fr)| b2.get(cr).is_some() && b2.get(cr) == b.get(fr))
-                    })
+                if !f2.is_subset(f) {
+                    return false;
+                }
+                if s == s2 {
+                    return b == b2;
+                }
+                self.lib.strict_role_maps(s, s2).iter().any(|rho| {
+                    rho.len() == b2.len()
+                        && rho
+                            .iter()
+                            .all(|(cr, fr)| b2.get(cr).is_some() && b2.get(cr) == b.get(fr))
+                })
             }
         }
     }

@@ -222,10 +222,14 @@ impl Library {
                 None => Vec::new(),
             };
         }
+        self.strict_role_maps(finer, coarser).to_vec()
+    }
+    /// Role maps of refinement paths of length >= 1 from `finer` to `coarser`.
+    pub fn strict_role_maps(&self, finer: &str, coarser: &str) -> &[RoleMap] {
         self.maps
             .get(&(finer.to_string(), coarser.to_string()))
-            .cloned()
-            .unwrap_or_default()
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
     }
 
     fn check_refinements(&self, errs: &mut Vec<LibraryError>) {
