@@ -373,3 +373,83 @@ impl EnabledSets {
         e.len() - before
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn lat() -> Lattice {
+        Lattice::new(
+            Library::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scg-library"))
+                .expect("library loads"),
+        )
+    }
+
+    #[test]
+    fn bindings_are_consistent_and_injective() {
+        let l = lat();
+        let h = [
+            HoldingInvariant::new("doubly_linked", &["a", "a"]),
+            HoldingInvariant::new("doubly_linked", &["a", "b"]),
+            HoldingInvariant::new("binary_tree", &["a", "b"]),
+            HoldingInvariant::new("binary_tree", &["b", "a"]),
+            HoldingInvariant::new("doubly_linked", &["a"]),
+        ];
+        let bs = l.bindings(&h);
+        let names: Vec<String> = bs.iter().map(|(s, b)| format!("{s}{b:?}")).collect();
+        assert_eq!(
+            names,
+            [
+                r#"dll{"next": "a", "prev": "b"}"#,
+                r#"tree{"left": "a", "right": "b"}"#,
+                r#"tree{"left": "b", "right": "a"}"#,
+            ]
+        );
+        assert!(l.bindings(&[]).is_empty());
+        assert!(l.enabled(&[]).is_empty());
+    }
+
+    #[test]
+    fn enabled_sets_restrict_and_extend() {
+        let l = lat();
+        let mut e = EnabledSets::new();
+        assert!(e.get("node").is_none());
+        let h = [
+            HoldingInvariant::new("acyclic_list", &["succ"]),
+            HoldingInvariant::new("doubly_linked", &["succ", "pred"]),
+        ];
+        assert_eq!(e.restrict("node", &l, &h).len(), 4 + 8);
+        // a later sample without doubly_linked shrinks E(σ) to sll
+        assert_eq!(e.restrict("node", &l, &h[..1]).len(), 4);
+        let cur = e.to_vec("node")[0].clone();
+        assert_eq!(cur.to_string(), "sll{}(next=succ)");
+        let universe = l.universe(&["succ".to_string(), "pred".to_string()]);
+        let added = e.extend_not_coarser("node", &l, &cur, &universe);
+        // everything except the SCGs coarser than or equal to sll{}(next=succ): itself and m0 (not in universe)
+        assert_eq!(added, universe.len() - 4);
+        assert!(e.get("node").unwrap().contains(&cur));
+        assert!(l.coarsest(&e.to_vec("node")).len() >= 2);
+    }
+
+    #[test]
+    fn display_and_validate() {
+        let l = lat();
+        let b: RoleBinding = [("next", "succ"), ("prev", "pred")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let m = Scg::new("dll", ["reach", "cancel"], b.clone());
+        assert_eq!(m.to_string(), "dll{cancel, reach}(next=succ, prev=pred)");
+        assert!(l.validate(&m).is_ok());
+        assert!(l.validate(&Scg::new("dll", ["nope"], b.clone())).is_err());
+        assert!(l
+            .validate(&Scg::new("sll", Vec::<String>::new(), b))
+            .is_err());
+        assert!(l
+            .validate(&Scg::new("zzz", Vec::<String>::new(), RoleBinding::new()))
+            .is_err());
+        assert_eq!(Scg::m0().to_string(), "m0");
+        assert_eq!(l.size(), 1 + 4 + 8 + 8 + 16 + 32 + 16);
+    }
+}

@@ -741,3 +741,158 @@ pub fn instantiate(
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLL: &str = "structure sll {\n  roles next;\n  requires acyclic_list(next);\n  family reach for x {\n    pred r[x, next](v) := E u. pt[x](u) & TC(a, b: next(a, b))(u, v);\n  }\n}\n";
+
+    fn load(files: &[(&str, &str)]) -> Result<Library, Vec<String>> {
+        Library::from_sources(files.iter().map(|(f, s)| (PathBuf::from(f), s.to_string())))
+            .map_err(|es| es.iter().map(|e| e.to_string()).collect())
+    }
+
+    fn first_err(files: &[(&str, &str)]) -> String {
+        match load(files) {
+            Ok(_) => panic!("expected an error"),
+            Err(es) => es[0].clone(),
+        }
+    }
+
+    fn with_family(body: &str) -> String {
+        format!("structure s {{\n  roles next, prev;\n  requires doubly_linked(next, prev);\n  family f for x {{\n    {body}\n  }}\n}}\n")
+    }
+
+    #[test]
+    fn local_checks_point_at_the_declaration() {
+        let cases = [
+            (
+                "pred p[next](v) := nxt(v, v);",
+                "s.scg:5:5: unknown predicate `nxt`",
+            ),
+            (
+                "pred p[next](v) := next(v, w);",
+                "s.scg:5:5: free variable `w`",
+            ),
+            (
+                "pred p[next](u) := next(u, u);",
+                "s.scg:5:5: predicate `p[next]` must be unary",
+            ),
+            (
+                "pred p[next](v) := pt[x](v);",
+                "s.scg:5:5: the definition of `p[next]` mentions pointer placeholder `x`",
+            ),
+            (
+                "pred p[x](v) := pt[next](v);",
+                "s.scg:5:5: `pt[next]` must be `pt[x](v)`",
+            ),
+            (
+                "pred p[y](v) := sm(v);",
+                "s.scg:5:5: parameter `y` of `p[y]`",
+            ),
+            (
+                "pred next(v) := sm(v);",
+                "s.scg:5:5: predicate name `next` clashes",
+            ),
+            (
+                "pred p[next](v) := next(v);",
+                "s.scg:5:5: role field `next` is binary",
+            ),
+            (
+                "pred p[next](v) := sm(v);\n    pred p[x](v) := pt[x](v);",
+                "s.scg:6:5: predicate `p[x]` clashes with `p[next]`",
+            ),
+            (
+                "constraint A v. sm(v) & next(v, w);",
+                "s.scg:5:5: constraint has free variables: w",
+            ),
+            (
+                "pred p[next](v) := sm(v);\n    pred q[next](v) := p[next](v, v);",
+                "s.scg:6:5: `p` has arity 1",
+            ),
+        ];
+        for (body, want) in cases {
+            let src = with_family(body);
+            let e = first_err(&[("s.scg", &src)]);
+            assert!(e.starts_with(want), "{body}\n got: {e}\nwant: {want}");
+        }
+        // same name with distinct role parameters is fine (cancel[next, prev], cancel[prev, next])
+        let ok = with_family(
+            "pred c[next, prev](v) := A w. next(v, w) -> prev(w, v);\n    pred c[prev, next](v) := A w. prev(v, w) -> next(w, v);",
+        );
+        assert!(load(&[("s.scg", &ok)]).is_ok());
+        let unbound = "structure s {\n  roles next, prev;\n  requires acyclic_list(next);\n}\n";
+        assert!(first_err(&[("s.scg", unbound)])
+            .starts_with("s.scg:1:1: role `prev` occurs in no `requires` clause"));
+    }
+
+    #[test]
+    fn refinement_checks() {
+        let dll = |refines: &str, fam: &str| {
+            format!("structure dll {{\n  roles n, p;\n  requires doubly_linked(n, p);\n  {refines}\n{fam}}}\n")
+        };
+        let reach_ok = "  family reach for y {\n    pred r[y, n](v) := E u. pt[y](u) & TC(a, b: n(a, b))(u, v);\n  }\n";
+        let reach_bad = "  family reach for y {\n    pred r[y, n](v) := E u. pt[y](u) & TC(a, b: p(a, b))(u, v);\n  }\n";
+        assert!(load(&[
+            ("sll.scg", SLL),
+            ("dll.scg", &dll("refines sll (next = n);", reach_ok))
+        ])
+        .is_ok());
+        let cases = [
+            (
+                dll("refines sll (next = n);", ""),
+                "dll.scg:4:3: `dll` refines `sll` but has no family `reach`",
+            ),
+            (
+                dll("refines sll (next = n);", reach_bad),
+                "dll.scg:4:3: family `reach` of `dll` lacks predicate `r[@p, @n]`",
+            ),
+            (
+                dll("refines lst (next = n);", reach_ok),
+                "dll.scg:4:3: refines unknown structure `lst`",
+            ),
+            (
+                dll("refines sll ();", reach_ok),
+                "dll.scg:4:3: the role map must bind every role of `sll`; missing: next",
+            ),
+            (
+                dll("refines sll (next = q);", reach_ok),
+                "dll.scg:4:3: `q` is not a role of `dll`",
+            ),
+            (
+                dll("refines dll (n = n, p = p);", reach_ok),
+                "dll.scg:4:3: a structure cannot refine itself",
+            ),
+        ];
+        for (src, want) in cases {
+            let e = first_err(&[("sll.scg", SLL), ("dll.scg", &src)]);
+            assert!(e.starts_with(want), "got: {e}\nwant: {want}");
+        }
+        let e = first_err(&[("a.scg", SLL), ("b.scg", SLL)]);
+        assert!(
+            e.starts_with("b.scg:1:1: structure `sll` is already defined at a.scg:1:1"),
+            "{e}"
+        );
+        let a = "structure a {\n  roles n;\n  requires i(n);\n  refines b (n = n);\n}\n";
+        let b = "structure b {\n  roles n;\n  requires i(n);\n  refines a (n = n);\n}\n";
+        let e = first_err(&[("a.scg", a), ("b.scg", b)]);
+        assert!(
+            e.contains("cyclic refinement: a refines b refines a"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn transitive_role_maps_compose() {
+        let a = "structure a {\n  roles n;\n  requires i(n);\n}\n";
+        let b = "structure b {\n  roles m, k;\n  requires j(m, k);\n  refines a (n = k);\n}\n";
+        let c = "structure c {\n  roles z, y, w;\n  requires l(z, y, w);\n  refines b (m = w, k = z);\n}\n";
+        let lib = load(&[("a.scg", a), ("b.scg", b), ("c.scg", c)]).unwrap();
+        let maps = lib.role_maps("c", "a");
+        assert_eq!(maps.len(), 1);
+        assert_eq!(maps[0].get("n").map(|s| s.as_str()), Some("z"));
+        assert!(lib.role_maps("a", "c").is_empty());
+        assert_eq!(lib.role_maps("b", "b").len(), 1);
+    }
+}

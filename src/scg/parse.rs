@@ -626,7 +626,85 @@ mod tests {
         })
     }
 
+    fn arb_name() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "next", "prev", "left", "x", "y", "reach", "for_", "a1",
+        ])
+        .prop_map(String::from)
+    }
+    fn arb_names() -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec(arb_name(), 1..4)
+    }
+    fn arb_structure() -> impl Strategy<Value = StructureDef> {
+        let req = (arb_name(), arb_names()).prop_map(|(invariant, roles)| Requirement {
+            invariant,
+            roles,
+            pos: Pos::default(),
+        });
+        let refi = (
+            prop::sample::select(vec!["sll", "tree-parent", "a-b-c"]),
+            prop::collection::vec((arb_name(), arb_name()), 0..3),
+        )
+            .prop_map(|(c, role_map)| Refinement {
+                coarser: c.to_string(),
+                role_map,
+                pos: Pos::default(),
+            });
+        let pred = (
+            arb_sym(),
+            prop::sample::select(vec![vec!["v"], vec!["v1", "v2"]]),
+            arb_formula(),
+        )
+            .prop_map(|(sym, vars, def)| PredTemplate {
+                sym,
+                vars: vars.into_iter().map(String::from).collect(),
+                def,
+                pos: Pos::default(),
+            });
+        let cons = arb_formula().prop_map(|formula| Constraint {
+            formula,
+            pos: Pos::default(),
+        });
+        let fam = (
+            arb_name(),
+            prop::collection::vec(arb_name(), 0..3),
+            prop::collection::vec(pred, 0..3),
+            prop::collection::vec(cons, 0..2),
+        )
+            .prop_map(|(name, pointers, preds, constraints)| FamilyDef {
+                name,
+                pointers,
+                preds,
+                constraints,
+                pos: Pos::default(),
+            });
+        (
+            prop::sample::select(vec!["sll", "cyclic-sll", "list_of-lists2"]),
+            arb_names(),
+            prop::collection::vec(req, 0..3),
+            prop::collection::vec(refi, 0..2),
+            prop::collection::vec(fam, 0..4),
+        )
+            .prop_map(|(name, roles, requires, refines, families)| StructureDef {
+                name: name.to_string(),
+                roles,
+                requires,
+                refines,
+                families,
+                pos: Pos::default(),
+            })
+    }
+
     proptest! {
+        /// parse(print(file)) == file for whole DSL files (syntax only; the library
+        /// checks names and arities separately).
+        #[test]
+        fn dsl_round_trip(ss in prop::collection::vec(arb_structure(), 1..3)) {
+            let text: String = ss.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("\n");
+            let back = parse_dsl(&text);
+            prop_assert_eq!(back, Ok(ss), "printed:\n{}", text);
+        }
+
         #[test]
         fn formula_round_trip(f in arb_formula()) {
             let printed = f.to_string();
@@ -660,5 +738,45 @@ mod tests {
         assert!(parse_formula("").is_err());
         assert!(parse_formula("TC(v)").is_err());
         assert!(parse_formula("p(v) q(v)").is_err());
+    }
+
+    #[test]
+    fn dsl_errors_have_positions() {
+        let cases = [
+            (
+                "structure s {\n  roles next;\n  bogus x;\n}",
+                (3, 3),
+                "unknown declaration `bogus`",
+            ),
+            (
+                "structure s {\n  requires r(next);\n}",
+                (1, 1),
+                "declares no `roles`",
+            ),
+            (
+                "structure s {\n  roles next;\n  family f {\n    pred p(v) := next(v, ;\n  }\n}",
+                (4, 26),
+                "expected a logical variable",
+            ),
+            (
+                "structure s {\n  roles next;\n  family f {\n    pred p(v) = 1;\n  }\n}",
+                (4, 15),
+                "expected `:=`",
+            ),
+            ("structure {", (1, 11), "expected a structure name"),
+            ("roles x;", (1, 1), "expected `structure`"),
+            (
+                "structure s {\n  roles a, b;\n  refines t (a = );\n}",
+                (3, 18),
+                "expected a role of this structure",
+            ),
+        ];
+        for (src, (line, col), msg) in cases {
+            let e = parse_dsl(src).unwrap_err();
+            assert_eq!((e.line, e.col), (line, col), "{src}: {e}");
+            assert!(e.msg.contains(msg), "{src}: {e}");
+        }
+        // comments and an empty file
+        assert_eq!(parse_dsl("# nothing\n"), Ok(vec![]));
     }
 }
