@@ -291,3 +291,61 @@ fn cli_list_and_check() {
     assert_eq!(library_dir(None), lib_dir());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The worked example of scg-library/README.md loads and generates what it says.
+#[test]
+fn readme_worked_example_is_accurate() {
+    let readme = std::fs::read_to_string(lib_dir().join("README.md")).unwrap();
+    let start = readme
+        .find("# A list whose nodes all point")
+        .expect("example present");
+    let end = start + readme[start..].find("\n}\n").expect("example ends") + 3;
+    let example = &readme[start..end];
+    let dir = temp_dir("readme");
+    let file = dir.join("common-head.scg");
+    std::fs::write(&file, example).unwrap();
+    let base = Library::load_dir(&lib_dir()).unwrap();
+    let lat = Lattice::new(
+        base.with_file(&file, example)
+            .unwrap_or_else(|e| panic!("{e:?}")),
+    );
+    let holding = [HoldingInvariant::new("common_head", &["link", "owner"])];
+    let finest = lat
+        .enabled(&holding)
+        .into_iter()
+        .max_by_key(|m| m.families().count())
+        .unwrap();
+    assert_eq!(
+        finest.to_string(),
+        "common-head{cyclic, is_head, reach, same_head}(head=owner, next=link)"
+    );
+    let d = TrackingDef::new(["p", "q"], ["p"], Vec::<&str>::new());
+    let c = lat.generate(&finest, &d);
+    let show = |v: &[shapemc::tvla::class::PredDef]| {
+        v.iter()
+            .map(|p| p.sym.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    assert!(
+        readme.contains(&format!("core:  {}", show(&c.core))),
+        "{}",
+        show(&c.core)
+    );
+    assert!(
+        readme.contains(&format!("instr: {}", show(&c.instr))),
+        "{}",
+        show(&c.instr)
+    );
+    let abs: Vec<String> = c.abs.iter().map(|p| p.to_string()).collect();
+    assert!(
+        readme.contains(&format!("abs:   {}", abs.join(", "))),
+        "{abs:?}"
+    );
+    let sh = c.instr.iter().find(|p| p.sym.name == "sh").unwrap();
+    assert!(readme.contains(&format!(
+        "`sh[link, owner](v) := {}`",
+        sh.def.as_ref().unwrap()
+    )));
+    let _ = std::fs::remove_dir_all(&dir);
+}
