@@ -122,6 +122,12 @@ pub struct Lattice {
 }
 
 impl Lattice {
+    /// Loads the library from [`super::library::library_dir`]`(cli_dir)` (the
+    /// `--scg-library` option, else `$SHAPEMC_SCG_LIBRARY`, else the crate's
+    /// `scg-library/`) and builds its lattice.
+    pub fn load(cli_dir: Option<&std::path::Path>) -> Result<Lattice, Vec<super::LibraryError>> {
+        Library::load_dir(&super::library::library_dir(cli_dir)).map(Lattice::new)
+    }
     /// The lattice of all SCGs of `lib`.
     pub fn new(lib: Library) -> Lattice {
         Lattice { lib }
@@ -222,7 +228,7 @@ impl Lattice {
             return Vec::new();
         };
         let names: Vec<&String> = s.families.iter().map(|f| &f.name).collect();
-        let n = names.len().min(20);
+        let n = names.len().min(super::library::MAX_FAMILIES);
         let mut out: Vec<Scg> = (0u32..(1u32 << n))
             .map(|mask| Scg::Gen {
                 structure: s.name.clone(),

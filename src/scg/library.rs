@@ -25,6 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The most families a structure may have (it contributes 2^k SCGs per binding).
+pub const MAX_FAMILIES: usize = 24;
+
 /// Names the DSL reserves for core predicates.
 pub const RESERVED: [&str; 3] = ["sm", "pt", "fd"];
 
@@ -128,7 +131,13 @@ impl Library {
                 }
             }
         }
-        Library::from_sources(sources)
+        let lib = Library::from_sources(sources)?;
+        tracing::info!(
+            dir = %dir.display(),
+            structures = lib.structures.len(),
+            "loaded the SCG library"
+        );
+        Ok(lib)
     }
 
     /// Builds a library from (file name, DSL text) pairs; structures must have distinct names.
@@ -469,6 +478,16 @@ fn check_structure(file: &Path, s: &StructureDef, errs: &mut Vec<LibraryError>) 
                 format!("role `{r}` occurs in no `requires` clause, so recognition cannot bind it"),
             );
         }
+    }
+    if s.families.len() > MAX_FAMILIES {
+        err(
+            s.pos,
+            format!(
+                "`{}` has {} families; at most {MAX_FAMILIES} are supported (2^k SCGs per binding)",
+                s.name,
+                s.families.len()
+            ),
+        );
     }
     let mut fams = BTreeSet::new();
     let mut pred_names: Vec<(PredSym, Pos)> = Vec::new();

@@ -585,7 +585,15 @@ mod tests {
         let names =
             prop::sample::select(vec!["sm", "pt", "next", "list.next", "r", "cancel", "fd"]);
         let params = prop::collection::vec(
-            prop::sample::select(vec!["x", "main::p", "next", "data == 0", "f(a, b) < 3"]),
+            prop::sample::select(vec![
+                "x",
+                "main::p",
+                "s#1",
+                "next",
+                "data == 0",
+                "f(a, b) < 3",
+                "a[0] == 1",
+            ]),
             0..3,
         );
         (names, params).prop_map(|(n, ps)| PredSym {
