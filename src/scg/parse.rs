@@ -54,11 +54,20 @@ pub fn is_formula_ident(s: &str) -> bool {
 pub(crate) struct Cursor<'a> {
     src: &'a str,
     pos: usize,
+    /// Current nesting depth of formula parsing (bounded by [`MAX_DEPTH`]).
+    depth: usize,
 }
+
+/// The deepest formula nesting the parser accepts (keeps recursion bounded).
+pub const MAX_DEPTH: usize = 600;
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(src: &'a str) -> Cursor<'a> {
-        Cursor { src, pos: 0 }
+        Cursor {
+            src,
+            pos: 0,
+            depth: 0,
+        }
     }
     fn rest(&self) -> &'a str {
         &self.src[self.pos..]
@@ -207,21 +216,34 @@ impl<'a> Cursor<'a> {
 
     // ---------------------------------------------------------------- formulas
 
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return self.err(format!("formula nested more than {MAX_DEPTH} levels deep"));
+        }
+        Ok(())
+    }
     pub(crate) fn formula(&mut self) -> PResult<Formula> {
+        self.enter()?;
         let mut f = self.implication()?;
         while self.eat("<->") {
             let g = self.implication()?;
             f = Formula::Iff(Box::new(f), Box::new(g));
         }
+        self.depth -= 1;
         Ok(f)
     }
     fn implication(&mut self) -> PResult<Formula> {
+        self.enter()?;
         let f = self.disjunction()?;
-        if self.eat("->") {
+        let r = if self.eat("->") {
             let g = self.implication()?;
-            return Ok(Formula::Implies(Box::new(f), Box::new(g)));
-        }
-        Ok(f)
+            Formula::Implies(Box::new(f), Box::new(g))
+        } else {
+            f
+        };
+        self.depth -= 1;
+        Ok(r)
     }
     fn disjunction(&mut self) -> PResult<Formula> {
         let mut fs = vec![self.conjunction()?];
@@ -246,6 +268,12 @@ impl<'a> Cursor<'a> {
         })
     }
     fn unary(&mut self) -> PResult<Formula> {
+        self.enter()?;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+    fn unary_inner(&mut self) -> PResult<Formula> {
         if self.eat("!") {
             return Ok(Formula::Not(Box::new(self.unary()?)));
         }
@@ -746,6 +774,45 @@ mod tests {
         assert!(parse_formula("").is_err());
         assert!(parse_formula("TC(v)").is_err());
         assert!(parse_formula("p(v) q(v)").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,80}") {
+            let _ = parse_formula(&s);
+            let _ = parse_dsl(&s);
+        }
+
+        #[test]
+        fn mutated_library_text_never_panics(cut in 0usize..2000, len in 0usize..20, ins in "[(){};:=\\[\\],.#a-z!&|<>-]{0,3}") {
+            let src = include_str!("../../scg-library/dll.scg");
+            let mut b = cut.min(src.len());
+            while !src.is_char_boundary(b) { b -= 1; }
+            let mut e = (b + len).min(src.len());
+            while !src.is_char_boundary(e) { e -= 1; }
+            let text = format!("{}{}{}", &src[..b], ins, &src[e..]);
+            if let Err(err) = parse_dsl(&text) {
+                prop_assert!(err.line >= 1 && err.col >= 1);
+            }
+            // the library checks never panic either, and report positions
+            let sll = include_str!("../../scg-library/sll.scg").to_string();
+            let files = [("sll.scg".into(), sll), ("dll.scg".into(), text)];
+            if let Err(errs) = crate::scg::Library::from_sources(files) {
+                prop_assert!(!errs.is_empty());
+                prop_assert!(errs.iter().all(|e| e.line >= 1 && e.col >= 1), "{:?}", errs);
+            }
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        for (open, close) in [("(", ")"), ("!", ""), ("E v. ", ""), ("p() -> ", "")] {
+            let src = format!("{}p(){}", open.repeat(100_000), close.repeat(100_000));
+            let e = parse_formula(&src).unwrap_err();
+            assert!(e.msg.contains("nested more than"), "{e}");
+        }
+        let ok = format!("{}p(){}", "(".repeat(50), ")".repeat(50));
+        assert!(parse_formula(&ok).is_ok());
     }
 
     #[test]
