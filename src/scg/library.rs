@@ -85,7 +85,7 @@ pub struct Library {
     structures: BTreeMap<String, (PathBuf, StructureDef)>,
     /// (finer, coarser) -> role maps along refinement paths (coarser role -> finer role),
     /// for finer != coarser.
-    maps: BTreeMap<(String, String), Vec<RoleMap>>,
+    maps: BTreeMap<String, BTreeMap<String, Vec<RoleMap>>>,
 }
 
 /// The library directory: `cli_dir` if given, else `$SHAPEMC_SCG_LIBRARY`, else the
@@ -236,7 +236,8 @@ impl Library {
     /// Role maps of refinement paths of length >= 1 from `finer` to `coarser`.
     pub fn strict_role_maps(&self, finer: &str, coarser: &str) -> &[RoleMap] {
         self.maps
-            .get(&(finer.to_string(), coarser.to_string()))
+            .get(finer)
+            .and_then(|m| m.get(coarser))
             .map(|v| v.as_slice())
             .unwrap_or(&[])
     }
@@ -441,7 +442,12 @@ impl Library {
                 return;
             }
             for (c, m) in out {
-                let v = self.maps.entry((n.clone(), c)).or_default();
+                let v = self
+                    .maps
+                    .entry(n.clone())
+                    .or_default()
+                    .entry(c)
+                    .or_default();
                 if !v.contains(&m) {
                     v.push(m);
                 }
