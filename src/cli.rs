@@ -69,6 +69,11 @@ pub enum Command {
         #[arg(long)]
         malloc_never_fails: bool,
     },
+    /// Shape-class generator library: `scg list`, `scg check FILE`.
+    Scg {
+        #[command(subcommand)]
+        cmd: crate::scg::cli::ScgCommand,
+    },
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -118,5 +123,6 @@ pub fn run(cli: Cli) -> i32 {
                 ..Default::default()
             },
         ),
+        Command::Scg { cmd } => crate::scg::cli::run(cmd),
     }
 }

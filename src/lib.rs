@@ -10,5 +10,6 @@ pub mod cpa;
 pub mod diag;
 pub mod frontend;
 pub mod interp;
+pub mod scg;
 pub mod simulate;
 pub mod tvla;

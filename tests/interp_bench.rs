@@ -34,7 +34,11 @@ fn expected_unreach(yml: &Path) -> Option<bool> {
 
 fn tasks(dir: &Path) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.extension().is_some_and(|e| e == "yml") {
@@ -56,8 +60,15 @@ fn hits(file: &Path) -> Option<u64> {
             return None;
         }
     };
-    let limits = Limits { max_steps: 200_000, ..Limits::default() };
-    Some((0..RUNS).filter(|&s| matches!(run_random(&prog, s, &limits).outcome, Outcome::Error { .. })).count() as u64)
+    let limits = Limits {
+        max_steps: 200_000,
+        ..Limits::default()
+    };
+    Some(
+        (0..RUNS)
+            .filter(|&s| matches!(run_random(&prog, s, &limits).outcome, Outcome::Error { .. }))
+            .count() as u64,
+    )
 }
 
 #[test]
@@ -70,7 +81,9 @@ fn safe_tasks_never_reach_the_error_and_bugs_mostly_do() {
             let Some(h) = hits(&file) else { continue };
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             if safe && h > 0 {
-                failures.push(format!("{sub}/{name}: safe task reached the error in {h}/{RUNS} runs"));
+                failures.push(format!(
+                    "{sub}/{name}: safe task reached the error in {h}/{RUNS} runs"
+                ));
             }
             if !safe && sub != "svcomp" {
                 bug_total += 1;
@@ -78,10 +91,16 @@ fn safe_tasks_never_reach_the_error_and_bugs_mostly_do() {
                     bug_found += 1;
                 }
             }
-            eprintln!("{sub}/{name}: expected {}, error reached in {h}/{RUNS} runs", if safe { "true" } else { "false" });
+            eprintln!(
+                "{sub}/{name}: expected {}, error reached in {h}/{RUNS} runs",
+                if safe { "true" } else { "false" }
+            );
         }
     }
     eprintln!("gdsl+seeds bug tasks whose error the interpreter reaches: {bug_found}/{bug_total}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(bug_found * 2 > bug_total, "only {bug_found}/{bug_total} bug tasks reached the error");
+    assert!(
+        bug_found * 2 > bug_total,
+        "only {bug_found}/{bug_total} bug tasks reached the error"
+    );
 }
