@@ -12,4 +12,5 @@ pub mod frontend;
 pub mod interp;
 pub mod scg;
 pub mod simulate;
+pub mod smt;
 pub mod tvla;

@@ -1,0 +1,238 @@
+//! Path feasibility: is the path formula satisfiable? Feasible paths come with the
+//! nondeterministic choices that drive a concrete replay; infeasible ones with an unsat
+//! core over the steps' guards.
+
+use super::encode::{encode_path, GuardKind, InputKind, PathEncoding};
+use super::SmtError;
+use crate::cfa::{Inputs, Program, Step, VarId};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
+use z3::ast::{Ast, Bool};
+use z3::{Params, SatResult, Solver};
+
+/// Solver options.
+#[derive(Clone, Debug)]
+pub struct SmtOptions {
+    /// Z3 timeout per query in milliseconds (0 = none).
+    pub timeout_ms: u32,
+    /// Shrink the unsat core to a minimal one (deletion-based).
+    pub minimize_core: bool,
+}
+
+impl Default for SmtOptions {
+    fn default() -> Self {
+        SmtOptions {
+            timeout_ms: 20_000,
+            minimize_core: true,
+        }
+    }
+}
+
+/// The value of one nondeterministic input along a feasible path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NondetValue {
+    /// Path step (0-based) that consumes the input.
+    pub step: usize,
+    pub var: VarId,
+    pub value: i64,
+    /// True for the read of an uninitialised variable (false: a `Nondet` operation).
+    pub uninit: bool,
+}
+
+/// The outcome of one allocation along a feasible path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocOutcome {
+    pub step: usize,
+    pub var: VarId,
+    /// True for `malloc`/`calloc`, false for stack objects.
+    pub heap: bool,
+    /// True if the allocation returned NULL.
+    pub null: bool,
+    /// The address the encoding gave the object.
+    pub addr: i64,
+}
+
+/// A satisfying assignment of a path formula, restricted to the path's choices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Model {
+    /// Nondeterministic values in path order.
+    pub nondet: Vec<NondetValue>,
+    /// All allocations in path order.
+    pub allocs: Vec<AllocOutcome>,
+}
+
+impl Model {
+    /// The interpreter inputs: values of `Nondet` operations in order (reads of
+    /// uninitialised variables are not inputs of [`crate::interp`], which starts every
+    /// variable at 0/NULL), one NULL bit per heap allocation.
+    pub fn to_inputs(&self) -> Inputs {
+        Inputs {
+            nondet: self
+                .nondet
+                .iter()
+                .filter(|n| !n.uninit)
+                .map(|n| n.value)
+                .collect(),
+            alloc_null: self
+                .allocs
+                .iter()
+                .filter(|a| a.heap)
+                .map(|a| a.null)
+                .collect(),
+        }
+    }
+}
+
+/// One guard of the unsat core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CoreGuard {
+    pub step: usize,
+    /// Index into the step's guards.
+    pub guard: usize,
+    pub kind: GuardKind,
+}
+
+/// Why a path is infeasible: the guards (assume conditions, memory-safety side
+/// conditions, ranges) that, with all definitions of the path, are unsatisfiable.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Proof {
+    pub core: Vec<CoreGuard>,
+}
+
+impl Proof {
+    /// The path steps (0-based) that contribute a guard to the core.
+    pub fn steps(&self) -> BTreeSet<usize> {
+        self.core.iter().map(|c| c.step).collect()
+    }
+}
+
+/// Result of [`check_path`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Feasibility {
+    Feasible(Model),
+    Infeasible(Proof),
+}
+
+/// Decides whether `path` of `prog` is feasible (default options).
+pub fn check_path(prog: &Program, path: &[Step]) -> Result<Feasibility, SmtError> {
+    check_path_with(prog, path, &SmtOptions::default())
+}
+
+/// Decides whether `path` of `prog` is feasible. `Solver` errors on `unknown`.
+pub fn check_path_with(
+    prog: &Program,
+    path: &[Step],
+    opts: &SmtOptions,
+) -> Result<Feasibility, SmtError> {
+    let enc = encode_path(prog, path)?;
+    solve(&enc, opts)
+}
+
+pub(crate) fn new_solver(opts: &SmtOptions) -> Solver {
+    let s = Solver::new();
+    if opts.timeout_ms > 0 {
+        let mut p = Params::new();
+        p.set_u32("timeout", opts.timeout_ms);
+        s.set_params(&p);
+    }
+    s
+}
+
+/// Solves an encoded path.
+pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility, SmtError> {
+    let solver = new_solver(opts);
+    let mut lits: Vec<Bool> = Vec::new();
+    let mut lit_of: FxHashMap<String, CoreGuard> = FxHashMap::default();
+    for (i, st) in enc.steps.iter().enumerate() {
+        for (s, t) in &st.defs {
+            solver.assert(s.eq(t.clone()));
+        }
+        for (j, (kind, g)) in st.guards.iter().enumerate() {
+            let name = format!("$g{i}_{j}");
+            let lit = Bool::new_const(name.as_str());
+            solver.assert(lit.implies(g));
+            lits.push(lit);
+            lit_of.insert(
+                name,
+                CoreGuard {
+                    step: i,
+                    guard: j,
+                    kind: *kind,
+                },
+            );
+        }
+    }
+    match solver.check_assumptions(&lits) {
+        SatResult::Sat => {
+            let m = solver
+                .get_model()
+                .ok_or_else(|| SmtError::Solver("no model".into()))?;
+            let mut model = Model::default();
+            for slot in &enc.inputs {
+                let c = enc.consts[slot.sym as usize]
+                    .as_int()
+                    .ok_or_else(|| SmtError::Solver("non-int input".into()))?;
+                let v = m
+                    .eval(&c, true)
+                    .and_then(|v| v.as_i64())
+                    .ok_or_else(|| SmtError::Solver("input value out of i64 range".into()))?;
+                model.nondet.push(NondetValue {
+                    step: slot.step,
+                    var: slot.var,
+                    value: v,
+                    uninit: slot.kind == InputKind::Uninit,
+                });
+            }
+            for a in &enc.allocs {
+                let null = match a.null_sym {
+                    Some(s) => {
+                        let b = enc.consts[s as usize]
+                            .as_bool()
+                            .ok_or_else(|| SmtError::Solver("non-bool choice".into()))?;
+                        m.eval(&b, true).and_then(|b| b.as_bool()).unwrap_or(false)
+                    }
+                    None => false,
+                };
+                model.allocs.push(AllocOutcome {
+                    step: a.step,
+                    var: a.var,
+                    heap: a.heap,
+                    null,
+                    addr: a.addr,
+                });
+            }
+            Ok(Feasibility::Feasible(model))
+        }
+        SatResult::Unsat => {
+            let mut core = solver.get_unsat_core();
+            if opts.minimize_core {
+                let mut i = 0;
+                while i < core.len() {
+                    let mut trial = core.clone();
+                    trial.remove(i);
+                    if solver.check_assumptions(&trial) == SatResult::Unsat {
+                        let smaller = solver.get_unsat_core();
+                        // keep the order stable: the new core is a subset of `trial`
+                        core = trial
+                            .into_iter()
+                            .filter(|l| smaller.iter().any(|s| s == l))
+                            .collect();
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            let mut out: Vec<CoreGuard> = core
+                .iter()
+                .filter_map(|l| lit_of.get(&l.decl().name()).copied())
+                .collect();
+            out.sort();
+            Ok(Feasibility::Infeasible(Proof { core: out }))
+        }
+        SatResult::Unknown => Err(SmtError::Solver(
+            solver
+                .get_reason_unknown()
+                .unwrap_or_else(|| "unknown".into()),
+        )),
+    }
+}
