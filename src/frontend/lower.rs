@@ -98,6 +98,11 @@ pub struct Ctx<'t> {
     cell_vars: HashMap<VarId, Ty>,
     /// Canonical declarations of scalar variables whose address is taken (`&x`).
     addr_taken: HashSet<Cursor<'t>>,
+    /// File-scope variables that could not be registered; the error is reported only
+    /// if the variable is used.
+    deferred_globals: HashMap<Cursor<'t>, Unsup>,
+    /// Structs whose layout could not be flattened (reported whenever they are used).
+    pub struct_errors: HashMap<StructId, Unsup>,
     funcs: HashMap<Cursor<'t>, FuncId>,
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
@@ -125,6 +130,8 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         obj_vars: HashMap::new(),
         cell_vars: HashMap::new(),
         addr_taken: HashSet::new(),
+        deferred_globals: HashMap::new(),
+        struct_errors: HashMap::new(),
         funcs: HashMap::new(),
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
@@ -141,7 +148,9 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     for d in root.children() {
         match d.kind() {
             CXCursor_VarDecl if d.in_main_file() => {
-                cx.global_var(d)?;
+                if let Err(e) = cx.global_var(d) {
+                    cx.deferred_globals.insert(d.canonical(), e);
+                }
             }
             CXCursor_FunctionDecl if d.spelling() == "main" && d.is_definition() => {
                 main = Some(d);
@@ -212,6 +221,9 @@ impl<'t> Ctx<'t> {
         let key = d.canonical();
         if let Some(&v) = self.globals.get(&key) {
             return Ok(v);
+        }
+        if let Some(e) = self.deferred_globals.get(&key) {
+            return Err(e.clone());
         }
         let def = d.definition().unwrap_or(d);
         if def.storage_class() == CX_SC_Extern && !def.is_definition() {
