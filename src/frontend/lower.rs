@@ -13,7 +13,19 @@
 //! - conversions to `_Bool` become `e != 0` (`e != NULL`);
 //! - only functions reachable from `main` are lowered; calls to `reach_error` and the
 //!   assert-failure functions become `Error` edges, `abort`/`exit` `Halt` edges;
-//! - `alloca` becomes an `Alloc` of kind `Stack`.
+//! - `alloca` becomes an `Alloc` of kind `Stack`;
+//! - a scalar variable whose address is taken (`&x` anywhere in the file) becomes a
+//!   pointer variable (same name; parameters: `f::p#cell`) to a stack cell allocated at
+//!   the declaration (`Alloc { pointee: T, kind: Stack }`); reads/writes of `x` are
+//!   `LoadIndirect`/`StoreIndirect`, `&x` is the pointer itself;
+//! - `p->f` reads/writes are `Load`/`Store` (into a temporary `f::__tN` unless the
+//!   destination is a variable of the same type), `&p->f` is `FieldAddr`;
+//! - when a later operand has side effects (calls, assignments, `++`), earlier operand
+//!   values are copied into temporaries first (left-to-right evaluation);
+//! - GNU statement expressions `({ ...; e; })` (used by glibc's `assert`) are lowered
+//!   statement by statement;
+//! - `Skip` edges are contracted away where possible and nodes unreachable from the
+//!   function entry are dropped (the exit node is always kept).
 
 #![allow(non_upper_case_globals)]
 
@@ -2332,5 +2344,78 @@ impl<'c, 't> FnLower<'c, 't> {
         self.jump(exit, src);
         self.cur = exit;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(nodes: usize, edges: &[(usize, usize, Op)]) -> LocalGraph {
+        let mut g = LocalGraph {
+            nodes: vec![(SrcLoc::default(), LocKind::Normal); nodes],
+            edges: edges
+                .iter()
+                .map(|(a, b, op)| (*a, *b, op.clone(), SrcLoc::default()))
+                .collect(),
+            entry: 0,
+            exit: 1,
+        };
+        g.nodes[0].1 = LocKind::FuncEntry;
+        g.nodes[1].1 = LocKind::FuncExit;
+        g
+    }
+
+    #[test]
+    fn contract_removes_skip_chains() {
+        let halt = Op::Halt;
+        // 0 -halt-> 2 -skip-> 3 -skip-> 1
+        let g = contract(graph(
+            4,
+            &[(0, 2, halt.clone()), (2, 3, Op::Skip), (3, 1, Op::Skip)],
+        ));
+        assert_eq!(g.edges.len(), 1);
+        assert_eq!((g.edges[0].0, g.edges[0].1), (0, 1));
+    }
+
+    #[test]
+    fn contract_keeps_skip_cycles() {
+        // 0 -halt-> 2 -skip-> 3 -skip-> 2 (an empty infinite loop must stay a loop)
+        let g = contract(graph(
+            4,
+            &[(0, 2, Op::Halt), (2, 3, Op::Skip), (3, 2, Op::Skip)],
+        ));
+        let from0: Vec<_> = g.edges.iter().filter(|e| e.0 == 0).collect();
+        assert_eq!(from0.len(), 1);
+        let t = from0[0].1;
+        // the target has a successor path that returns to itself
+        let succ: Vec<_> = g.edges.iter().filter(|e| e.0 == t).collect();
+        assert_eq!(succ.len(), 1);
+        assert_eq!(succ[0].1, t);
+    }
+
+    #[test]
+    fn as_comparison_makes_conditions_comparisons() {
+        let e = as_comparison(Expr::Var(0), &Ty::INT);
+        assert_eq!(e, Expr::bin(BinOp::Ne, Expr::Var(0), Expr::Int(0)));
+        let p = as_comparison(Expr::Var(0), &Ty::Ptr(Box::new(Ty::Void)));
+        assert_eq!(p, Expr::bin(BinOp::Ne, Expr::Var(0), Expr::Null));
+        let c = Expr::bin(BinOp::Lt, Expr::Var(0), Expr::Int(1));
+        assert_eq!(as_comparison(c.clone(), &Ty::INT), c);
+    }
+
+    #[test]
+    fn unsigned_arithmetic_wraps() {
+        let u32t = Ty::Int {
+            bits: 32,
+            signed: false,
+        };
+        let e = wrap_arith(BinOp::Add, Expr::Var(0), &u32t);
+        assert_eq!(e, Expr::Cast(u32t.clone(), Box::new(Expr::Var(0))));
+        assert_eq!(wrap_arith(BinOp::Add, Expr::Var(0), &Ty::INT), Expr::Var(0));
+        assert_eq!(
+            wrap_arith(BinOp::Sub, Expr::Int(-1), &u32t),
+            Expr::Int(4294967295)
+        );
     }
 }
