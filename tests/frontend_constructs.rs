@@ -514,6 +514,22 @@ fn printf_is_allowed_and_nondet() {
 }
 
 #[test]
+fn builtin_expect_is_its_first_argument() {
+    let src = "int main() {\n int x = 3;\n if (__builtin_expect(x > 2, 1)) x = 0;\n return x;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = 3",
+            "1 -> 2 assume((main::x > 2))",
+            "1 -> 3 assume((main::x <= 2))",
+            "2 -> 3 main::x = 0",
+            "3 -> 4 main::__ret = main::x",
+        ],
+    );
+}
+
+#[test]
 fn text_and_dot_forms() {
     let p = lower("int main() { return 0; }\n");
     let text = program_to_text(&p, None);

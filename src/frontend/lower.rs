@@ -1926,6 +1926,17 @@ impl<'c, 't> FnLower<'c, 't> {
             self.emit(Op::Nondet { dst: t }, src);
             return Ok(Some(Expr::Var(t)));
         }
+        if name == "__builtin_expect" && args.len() == 2 {
+            // branch-prediction hint: the value is the first argument
+            if has_side_effects(args[1]) {
+                return unsup(args[1], "__builtin_expect with side effects in the hint");
+            }
+            return if want {
+                self.rv(args[0]).map(Some)
+            } else {
+                self.effect(args[0]).map(|_| None)
+            };
+        }
         if name == "__VERIFIER_assume" {
             let Some(&a) = args.first() else {
                 return unsup(c, "__VERIFIER_assume without argument");
