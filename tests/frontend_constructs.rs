@@ -600,3 +600,44 @@ fn syntax_errors_are_parse_errors() {
     );
     assert!(matches!(missing, Err(FrontendError::Parse { .. })));
 }
+
+#[test]
+fn cli_cfa_command_exit_codes() {
+    let bin = env!("CARGO_BIN_EXE_shapemc");
+    let ok = write_src("int main() { int x = 1; return x; }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", ok.to_str().expect("utf8"), "--function", "main"])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("main::x = 1"), "{text}");
+    for fmt in ["dot", "json"] {
+        let out = std::process::Command::new(bin)
+            .args(["cfa", ok.to_str().expect("utf8"), "--format", fmt])
+            .output()
+            .expect("run shapemc");
+        assert_eq!(out.status.code(), Some(0), "{fmt}");
+    }
+
+    let bad = write_src("int main() {\n int a[2];\n return 0;\n}\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", bad.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(":2:6: unsupported: array"), "{err}");
+
+    let syntax = write_src("int main() { return 0 }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", syntax.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(": error: "), "{err}");
+    for f in [ok, bad, syntax] {
+        let _ = std::fs::remove_file(f);
+    }
+}

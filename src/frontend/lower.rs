@@ -115,6 +115,8 @@ pub struct Ctx<'t> {
     deferred_globals: HashMap<Cursor<'t>, Unsup>,
     /// Structs whose layout could not be flattened (reported whenever they are used).
     pub struct_errors: HashMap<StructId, Unsup>,
+    /// Names of global variables (to keep names unique: `name#n` on a clash).
+    global_names: HashMap<String, u32>,
     funcs: HashMap<Cursor<'t>, FuncId>,
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
@@ -144,6 +146,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         addr_taken: HashSet::new(),
         deferred_globals: HashMap::new(),
         struct_errors: HashMap::new(),
+        global_names: HashMap::new(),
         funcs: HashMap::new(),
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
@@ -248,6 +251,13 @@ impl<'t> Ctx<'t> {
             }
             _ => d.spelling(),
         };
+        let count = self.global_names.entry(name.clone()).or_insert(0);
+        let name = if *count == 0 {
+            name
+        } else {
+            format!("{name}#{count}")
+        };
+        *count += 1;
         let mut cell = None;
         let (ty, strukt) = match self.conv(d.ty(), d)? {
             CTy::Scalar(t) if self.addr_taken.contains(&key) => {
@@ -567,6 +577,7 @@ fn strip_noop<'t>(mut c: Cursor<'t>) -> Cursor<'t> {
 fn has_side_effects(c: Cursor<'_>) -> bool {
     match c.kind() {
         CXCursor_CallExpr | CXCursor_CompoundAssignOperator | CXCursor_StmtExpr => true,
+        CXCursor_UnaryExpr => false, // sizeof/alignof: operand not evaluated
         CXCursor_BinaryOperator if c.binary_op() == CXBinaryOperator_Assign => true,
         CXCursor_UnaryOperator
             if matches!(
@@ -1182,7 +1193,11 @@ impl<'c, 't> FnLower<'c, 't> {
                 Some(e) => Ok(e),
                 None => unsup(c, "use of a void value"),
             },
-            CXCursor_UnaryExpr => unsup(c, "sizeof/alignof of a variable-length type"),
+            CXCursor_UnaryExpr => match c.eval_int() {
+                // sizeof/alignof: the operand is not evaluated
+                Some(v) => Ok(Expr::Int(v)),
+                None => unsup(c, "sizeof/alignof of a variable-length type"),
+            },
             CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
             CXCursor_InitListExpr => unsup(c, "initialiser list"),
             CXCursor_CompoundLiteralExpr => unsup(c, "compound literal"),
