@@ -641,3 +641,30 @@ fn cli_cfa_command_exit_codes() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+#[test]
+fn nondet_of_various_types() {
+    let src = "extern unsigned int __VERIFIER_nondet_uint(void);\nextern char __VERIFIER_nondet_char(void);\nextern _Bool __VERIFIER_nondet_bool(void);\nextern long __VERIFIER_nondet_long(void);\nextern void *__VERIFIER_nondet_pointer(void);\nstruct n { int d; };\nint main() {\n unsigned u = __VERIFIER_nondet_uint();\n char c = __VERIFIER_nondet_char();\n _Bool b = __VERIFIER_nondet_bool();\n int i = __VERIFIER_nondet_long();\n struct n *p = __VERIFIER_nondet_pointer();\n return 0;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::u = nondet()",
+            "1 -> 2 main::c = nondet()",
+            "2 -> 3 main::b = nondet()",
+            "3 -> 4 main::i = nondet()",
+            "4 -> 5 main::__t0 = nondet()",
+            "5 -> 6 main::p = (struct n*)main::__t0",
+            "6 -> 7 main::__ret = 0",
+        ],
+    );
+    let p = lower(src);
+    let ty = |name: &str| {
+        let v = p.vars.iter().find(|v| v.name == name).expect("var");
+        p.ty_str(&v.ty)
+    };
+    assert_eq!(ty("main::u"), "uint32");
+    assert_eq!(ty("main::c"), "int8");
+    assert_eq!(ty("main::b"), "uint1");
+    assert_eq!(ty("main::__t0"), "void*");
+}
