@@ -668,3 +668,29 @@ fn nondet_of_various_types() {
     assert_eq!(ty("main::b"), "uint1");
     assert_eq!(ty("main::__t0"), "void*");
 }
+
+#[test]
+fn struct_copies_are_field_by_field() {
+    let src = "struct in { int a; int *p; };\nstruct out { int k; struct in i; };\nint main() {\n struct out o;\n struct in x = { 1, 0 };\n struct out *q = &o;\n q->i = x;\n struct in y = q->i;\n return y.a;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::o = stack_alloc(struct out)",
+            "1 -> 2 main::x = stack_alloc(struct in)",
+            "2 -> 3 main::x->a = 1",
+            "3 -> 4 main::x->p = NULL",
+            "4 -> 5 main::q = main::o",
+            "5 -> 6 main::__t0 = main::x->a",
+            "6 -> 7 main::__t1 = main::x->p",
+            "7 -> 8 main::q->i.a = main::__t0",
+            "8 -> 9 main::q->i.p = main::__t1",
+            "9 -> 10 main::y = stack_alloc(struct in)",
+            "10 -> 11 main::__t2 = main::q->i.a",
+            "11 -> 12 main::__t3 = main::q->i.p",
+            "12 -> 13 main::y->a = main::__t2",
+            "13 -> 14 main::y->p = main::__t3",
+            "14 -> 15 main::__ret = main::y->a",
+        ],
+    );
+}

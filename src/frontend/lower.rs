@@ -6,7 +6,9 @@
 //! - struct-typed locals/globals become a pointer variable (same name) to an object
 //!   allocated with `AllocKind::Stack` at the declaration (globals: in the start
 //!   function); `s.f` is then `s->f`; a stack object declared in a loop is allocated
-//!   afresh in every iteration;
+//!   afresh in every iteration; struct copies (`a = b`, `struct T a = b;`) are
+//!   lowered field by field (all loads, then all stores); stack objects and cells are
+//!   never freed (a use after the function returned is not detected);
 //! - unsigned `+ - * <<`, unary `-`/`~` and narrowing conversions are wrapped in
 //!   `Expr::Cast(ty, ..)` (modular arithmetic); signed overflow is undefined in C and
 //!   is not modelled;
@@ -905,7 +907,12 @@ impl<'c, 't> FnLower<'c, 't> {
                     src,
                 );
                 if let Some(i) = d.var_init() {
-                    self.init_struct(v, s, "", Some(i), true)?;
+                    if strip_parens(i).kind() == CXCursor_InitListExpr {
+                        self.init_struct(v, s, "", Some(i), true)?;
+                    } else {
+                        let from = self.lv(strip_noop(i))?;
+                        self.copy_struct(Lv::Obj(v, s, String::new()), from, i)?;
+                    }
                 }
             }
             CTy::Void => return unsup(d, "void variable"),
@@ -1541,6 +1548,69 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(())
     }
 
+    /// Copies a struct (or embedded struct) field by field: all source fields are
+    /// loaded before any destination field is stored (the two may overlap).
+    fn copy_struct(&mut self, to: Lv, from: Lv, at: Cursor<'t>) -> R<()> {
+        let (Lv::Obj(dp, ds, dpre), Lv::Obj(sp, ss, spre)) = (to, from) else {
+            return unsup(at, "struct copy");
+        };
+        let sub = |cx: &Ctx<'t>, s: StructId, pre: &str| -> Vec<(usize, String, Ty)> {
+            cx.prog.structs[s]
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| {
+                    f.name
+                        .strip_prefix(pre)
+                        .map(|rest| (i, rest.to_string(), f.ty.clone()))
+                })
+                .collect()
+        };
+        let dst_fields = sub(self.cx, ds, &dpre);
+        let src_fields = sub(self.cx, ss, &spre);
+        let same = dst_fields.len() == src_fields.len()
+            && dst_fields
+                .iter()
+                .zip(&src_fields)
+                .all(|(a, b)| a.1 == b.1 && a.2 == b.2);
+        if !same || dst_fields.is_empty() {
+            return unsup(at, "struct copy between different struct types");
+        }
+        let src = loc(at);
+        let mut vals = Vec::new();
+        for (i, _, ty) in &src_fields {
+            let t = self.tmp(ty.clone());
+            let field = FieldRef {
+                strukt: ss,
+                field: *i,
+            };
+            self.emit(
+                Op::Load {
+                    dst: t,
+                    ptr: sp,
+                    field,
+                },
+                src,
+            );
+            vals.push(t);
+        }
+        for ((i, _, _), t) in dst_fields.iter().zip(vals) {
+            let field = FieldRef {
+                strukt: ds,
+                field: *i,
+            };
+            self.emit(
+                Op::Store {
+                    ptr: dp,
+                    field,
+                    src: Expr::Var(t),
+                },
+                src,
+            );
+        }
+        Ok(())
+    }
+
     fn lv_ty(&self, lv: &Lv) -> Option<Ty> {
         match lv {
             Lv::Var(v) => Some(self.cx.prog.vars[*v].ty.clone()),
@@ -1735,7 +1805,13 @@ impl<'c, 't> FnLower<'c, 't> {
             }
             CXBinaryOperator_Assign => {
                 if c.ty().canonical().kind() == CXType_Record {
-                    return unsup(c, "struct assignment");
+                    if want {
+                        return unsup(c, "value of a struct assignment");
+                    }
+                    let from = self.lv(strip_noop(r))?;
+                    let to = self.lv(l)?;
+                    self.copy_struct(to, from, c)?;
+                    return Ok(None);
                 }
                 if let Some(v) = self.var_peek(l)? {
                     self.rhs_into(r, v)?;
