@@ -117,8 +117,8 @@ pub struct Ctx<'t> {
     deferred_globals: HashMap<Cursor<'t>, Unsup>,
     /// Structs whose layout could not be flattened (reported whenever they are used).
     pub struct_errors: HashMap<StructId, Unsup>,
-    /// Names of global variables (to keep names unique: `name#n` on a clash).
-    global_names: HashMap<String, u32>,
+    /// Names of all variables (kept unique).
+    var_names: HashSet<String>,
     funcs: HashMap<Cursor<'t>, FuncId>,
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
@@ -148,7 +148,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         addr_taken: HashSet::new(),
         deferred_globals: HashMap::new(),
         struct_errors: HashMap::new(),
-        global_names: HashMap::new(),
+        var_names: HashSet::new(),
         funcs: HashMap::new(),
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
@@ -227,8 +227,16 @@ impl<'t> Ctx<'t> {
         Ok(id)
     }
 
+    /// Adds a variable; its name is made unique (`name#n`) if it is already taken.
     fn new_var(&mut self, name: String, ty: Ty, scope: Scope, src: SrcLoc) -> VarId {
-        let v = self.prog.add_var(name, ty, scope);
+        let mut unique = name.clone();
+        let mut n = 1;
+        while self.var_names.contains(&unique) {
+            unique = format!("{name}#{n}");
+            n += 1;
+        }
+        self.var_names.insert(unique.clone());
+        let v = self.prog.add_var(unique, ty, scope);
         self.prog.vars[v].src = src;
         v
     }
@@ -253,13 +261,6 @@ impl<'t> Ctx<'t> {
             }
             _ => d.spelling(),
         };
-        let count = self.global_names.entry(name.clone()).or_insert(0);
-        let name = if *count == 0 {
-            name
-        } else {
-            format!("{name}#{count}")
-        };
-        *count += 1;
         let mut cell = None;
         let (ty, strukt) = match self.conv(d.ty(), d)? {
             CTy::Scalar(t) if self.addr_taken.contains(&key) => {
