@@ -694,3 +694,18 @@ fn struct_copies_are_field_by_field() {
         ],
     );
 }
+
+#[test]
+fn allocation_type_flows_through_conditional() {
+    let src = "#include <stdlib.h>\nstruct item { struct item *next; struct item *data; };\nint main() {\n struct item *it = malloc(sizeof *it);\n it->data = it->next ? it->next : malloc(sizeof *it);\n return 0;\n}\n";
+    let p = lower(src);
+    let pointees: Vec<String> = p
+        .graph
+        .edge_weights()
+        .filter_map(|e| match &e.op {
+            Op::Alloc { pointee, .. } => Some(p.ty_str(pointee)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pointees, vec!["struct item", "struct item"]);
+}

@@ -1097,6 +1097,12 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// Lowers an expression whose value is needed; returns a pure expression.
     fn rv(&mut self, c: Cursor<'t>) -> R<Expr> {
+        self.rv_h(c, None)
+    }
+
+    /// `rv` with the pointee type an allocation in value position should get when its
+    /// own type is `void *` (from an enclosing pointer cast, e.g. through `?:`).
+    fn rv_h(&mut self, c: Cursor<'t>, hint: Option<Ty>) -> R<Expr> {
         let k = c.kind();
         let src = loc(c);
         let cty = c.ty().canonical();
@@ -1112,7 +1118,7 @@ impl<'c, 't> FnLower<'c, 't> {
             }
         }
         match k {
-            CXCursor_ParenExpr => self.rv(self.only_child(c)?),
+            CXCursor_ParenExpr => self.rv_h(self.only_child(c)?, hint),
             CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr => {
                 let inner = self.only_child(c)?;
                 let to = self.cx.conv(c.ty(), c)?;
@@ -1134,14 +1140,19 @@ impl<'c, 't> FnLower<'c, 't> {
                     // struct-typed no-op cast (e.g. lvalue-to-rvalue of a struct)
                     return unsup(c, "struct value (copy/pass/return by value)");
                 };
+                let h = match &to {
+                    Ty::Ptr(p) if **p != Ty::Void => Some((**p).clone()),
+                    Ty::Ptr(_) => hint,
+                    _ => None,
+                };
                 let stripped = strip_casts(inner);
                 if to.is_ptr() && is_alloc_call(stripped) {
                     let t = self.tmp(to.clone());
-                    self.alloc(stripped, t, Some(c))?;
+                    self.alloc(stripped, t, Some(c), h)?;
                     return Ok(Expr::Var(t));
                 }
                 let from = self.ety(inner)?;
-                let e = self.rv(inner)?;
+                let e = self.rv_h(inner, h)?;
                 self.convert(e, &from, &to, c)
             }
             CXCursor_IntegerLiteral | CXCursor_CharacterLiteral => {
@@ -1191,13 +1202,13 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.cond(ch[0], Some(nt), Some(nf))?;
                 for (n, e) in [(nt, ch[1]), (nf, ch[2])] {
                     self.cur = n;
-                    self.rhs_into(e, t)?;
+                    self.rhs_into_h(e, t, hint.clone())?;
                     self.jump(join, src);
                 }
                 self.cur = join;
                 Ok(Expr::Var(t))
             }
-            CXCursor_CallExpr => match self.call(c, true)? {
+            CXCursor_CallExpr => match self.call_h(c, true, hint)? {
                 Some(e) => Ok(e),
                 None => unsup(c, "use of a void value"),
             },
@@ -1303,11 +1314,16 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// `dst = c` (with the conversion to `dst`'s type).
     fn rhs_into(&mut self, c: Cursor<'t>, dst: VarId) -> R<()> {
+        self.rhs_into_h(c, dst, None)
+    }
+
+    /// `rhs_into` with an allocation type hint (see `rv_h`).
+    fn rhs_into_h(&mut self, c: Cursor<'t>, dst: VarId, hint: Option<Ty>) -> R<()> {
         let src = loc(c);
         let dty = self.cx.prog.vars[dst].ty.clone();
         let s = strip_casts(c);
         if dty.is_ptr() && is_alloc_call(s) {
-            return self.alloc(s, dst, Some(c));
+            return self.alloc(s, dst, Some(c), hint);
         }
         if s.kind() == CXCursor_CallExpr {
             if let Some(d) = direct_callee(s) {
@@ -1354,7 +1370,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 }
             }
         }
-        let e = self.rv(c)?;
+        let e = self.rv_h(c, hint)?;
         let from = self.ety(c)?;
         let e = self.convert(e, &from, &dty, c)?;
         self.emit(Op::Assign { dst, src: e }, src);
@@ -1374,7 +1390,13 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// `dst = malloc/calloc/alloca(...)`; the pointee type comes from the innermost
     /// non-void pointer cast between `outer` and the call, else from `dst`'s type.
-    fn alloc(&mut self, call: Cursor<'t>, dst: VarId, outer: Option<Cursor<'t>>) -> R<()> {
+    fn alloc(
+        &mut self,
+        call: Cursor<'t>,
+        dst: VarId,
+        outer: Option<Cursor<'t>>,
+        hint: Option<Ty>,
+    ) -> R<()> {
         let src = loc(call);
         let mut pointee = match &self.cx.prog.vars[dst].ty {
             Ty::Ptr(p) => (**p).clone(),
@@ -1390,6 +1412,11 @@ impl<'c, 't> FnLower<'c, 't> {
             match c.expr_children().first() {
                 Some(&n) => c = n,
                 None => break,
+            }
+        }
+        if pointee == Ty::Void {
+            if let Some(h) = hint {
+                pointee = h;
             }
         }
         let Some(d) = direct_callee(call) else {
@@ -1999,6 +2026,11 @@ impl<'c, 't> FnLower<'c, 't> {
     // ----- calls -----
 
     fn call(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
+        self.call_h(c, want, None)
+    }
+
+    /// `call` with an allocation type hint for `malloc` & co. (see `rv_h`).
+    fn call_h(&mut self, c: Cursor<'t>, want: bool, hint: Option<Ty>) -> R<Option<Expr>> {
         let src = loc(c);
         let Some(d) = direct_callee(c) else {
             return unsup(c, "indirect call (function pointer)");
@@ -2055,7 +2087,7 @@ impl<'c, 't> FnLower<'c, 't> {
             "malloc" | "calloc" | "alloca" | "__builtin_alloca" => {
                 let ty = self.ety(c)?;
                 let t = self.tmp(ty);
-                self.alloc(c, t, None)?;
+                self.alloc(c, t, None, hint)?;
                 return Ok(Some(Expr::Var(t)));
             }
             "free" => {
@@ -2136,7 +2168,7 @@ impl<'c, 't> FnLower<'c, 't> {
             let aty = self.ety(*a)?;
             let e = if pty.is_ptr() && is_alloc_call(strip_casts(*a)) {
                 let t = self.tmp(pty.clone());
-                self.alloc(strip_casts(*a), t, Some(*a))?;
+                self.alloc(strip_casts(*a), t, Some(*a), None)?;
                 Expr::Var(t)
             } else {
                 let e = self.rv(*a)?;
