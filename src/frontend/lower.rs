@@ -15,7 +15,9 @@
 //! - conversions to `_Bool` become `e != 0` (`e != NULL`);
 //! - only functions reachable from `main` are lowered; calls to `reach_error` and the
 //!   assert-failure functions become `Error` edges, `abort`/`exit` `Halt` edges;
-//! - `alloca` becomes an `Alloc` of kind `Stack`;
+//! - `alloca` becomes an `Alloc` of kind `Stack`; the `pointee` of an allocation is the
+//!   innermost non-void pointer type the result is converted to (cast, destination,
+//!   parameter, also through `?:`), `Ty::Void` if there is none;
 //! - a scalar variable whose address is taken (`&x` anywhere in the file) becomes a
 //!   pointer variable (same name; parameters: `f::p#cell`) to a stack cell allocated at
 //!   the declaration (`Alloc { pointee: T, kind: Stack }`); reads/writes of `x` are
