@@ -514,6 +514,22 @@ fn printf_is_allowed_and_nondet() {
 }
 
 #[test]
+fn builtin_expect_is_its_first_argument() {
+    let src = "int main() {\n int x = 3;\n if (__builtin_expect(x > 2, 1)) x = 0;\n return x;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = 3",
+            "1 -> 2 assume((main::x > 2))",
+            "1 -> 3 assume((main::x <= 2))",
+            "2 -> 3 main::x = 0",
+            "3 -> 4 main::__ret = main::x",
+        ],
+    );
+}
+
+#[test]
 fn text_and_dot_forms() {
     let p = lower("int main() { return 0; }\n");
     let text = program_to_text(&p, None);
@@ -583,4 +599,113 @@ fn syntax_errors_are_parse_errors() {
         &FrontendOptions::default(),
     );
     assert!(matches!(missing, Err(FrontendError::Parse { .. })));
+}
+
+#[test]
+fn cli_cfa_command_exit_codes() {
+    let bin = env!("CARGO_BIN_EXE_shapemc");
+    let ok = write_src("int main() { int x = 1; return x; }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", ok.to_str().expect("utf8"), "--function", "main"])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("main::x = 1"), "{text}");
+    for fmt in ["dot", "json"] {
+        let out = std::process::Command::new(bin)
+            .args(["cfa", ok.to_str().expect("utf8"), "--format", fmt])
+            .output()
+            .expect("run shapemc");
+        assert_eq!(out.status.code(), Some(0), "{fmt}");
+    }
+
+    let bad = write_src("int main() {\n int a[2];\n return 0;\n}\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", bad.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(":2:6: unsupported: array"), "{err}");
+
+    let syntax = write_src("int main() { return 0 }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", syntax.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(": error: "), "{err}");
+    for f in [ok, bad, syntax] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn nondet_of_various_types() {
+    let src = "extern unsigned int __VERIFIER_nondet_uint(void);\nextern char __VERIFIER_nondet_char(void);\nextern _Bool __VERIFIER_nondet_bool(void);\nextern long __VERIFIER_nondet_long(void);\nextern void *__VERIFIER_nondet_pointer(void);\nstruct n { int d; };\nint main() {\n unsigned u = __VERIFIER_nondet_uint();\n char c = __VERIFIER_nondet_char();\n _Bool b = __VERIFIER_nondet_bool();\n int i = __VERIFIER_nondet_long();\n struct n *p = __VERIFIER_nondet_pointer();\n return 0;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::u = nondet()",
+            "1 -> 2 main::c = nondet()",
+            "2 -> 3 main::b = nondet()",
+            "3 -> 4 main::i = nondet()",
+            "4 -> 5 main::__t0 = nondet()",
+            "5 -> 6 main::p = (struct n*)main::__t0",
+            "6 -> 7 main::__ret = 0",
+        ],
+    );
+    let p = lower(src);
+    let ty = |name: &str| {
+        let v = p.vars.iter().find(|v| v.name == name).expect("var");
+        p.ty_str(&v.ty)
+    };
+    assert_eq!(ty("main::u"), "uint32");
+    assert_eq!(ty("main::c"), "int8");
+    assert_eq!(ty("main::b"), "uint1");
+    assert_eq!(ty("main::__t0"), "void*");
+}
+
+#[test]
+fn struct_copies_are_field_by_field() {
+    let src = "struct in { int a; int *p; };\nstruct out { int k; struct in i; };\nint main() {\n struct out o;\n struct in x = { 1, 0 };\n struct out *q = &o;\n q->i = x;\n struct in y = q->i;\n return y.a;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::o = stack_alloc(struct out)",
+            "1 -> 2 main::x = stack_alloc(struct in)",
+            "2 -> 3 main::x->a = 1",
+            "3 -> 4 main::x->p = NULL",
+            "4 -> 5 main::q = main::o",
+            "5 -> 6 main::__t0 = main::x->a",
+            "6 -> 7 main::__t1 = main::x->p",
+            "7 -> 8 main::q->i.a = main::__t0",
+            "8 -> 9 main::q->i.p = main::__t1",
+            "9 -> 10 main::y = stack_alloc(struct in)",
+            "10 -> 11 main::__t2 = main::q->i.a",
+            "11 -> 12 main::__t3 = main::q->i.p",
+            "12 -> 13 main::y->a = main::__t2",
+            "13 -> 14 main::y->p = main::__t3",
+            "14 -> 15 main::__ret = main::y->a",
+        ],
+    );
+}
+
+#[test]
+fn allocation_type_flows_through_conditional() {
+    let src = "#include <stdlib.h>\nstruct item { struct item *next; struct item *data; };\nint main() {\n struct item *it = malloc(sizeof *it);\n it->data = it->next ? it->next : malloc(sizeof *it);\n return 0;\n}\n";
+    let p = lower(src);
+    let pointees: Vec<String> = p
+        .graph
+        .edge_weights()
+        .filter_map(|e| match &e.op {
+            Op::Alloc { pointee, .. } => Some(p.ty_str(pointee)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pointees, vec!["struct item", "struct item"]);
 }

@@ -6,14 +6,30 @@
 //! - struct-typed locals/globals become a pointer variable (same name) to an object
 //!   allocated with `AllocKind::Stack` at the declaration (globals: in the start
 //!   function); `s.f` is then `s->f`; a stack object declared in a loop is allocated
-//!   afresh in every iteration;
+//!   afresh in every iteration; struct copies (`a = b`, `struct T a = b;`) are
+//!   lowered field by field (all loads, then all stores); stack objects and cells are
+//!   never freed (a use after the function returned is not detected);
 //! - unsigned `+ - * <<`, unary `-`/`~` and narrowing conversions are wrapped in
 //!   `Expr::Cast(ty, ..)` (modular arithmetic); signed overflow is undefined in C and
 //!   is not modelled;
 //! - conversions to `_Bool` become `e != 0` (`e != NULL`);
 //! - only functions reachable from `main` are lowered; calls to `reach_error` and the
 //!   assert-failure functions become `Error` edges, `abort`/`exit` `Halt` edges;
-//! - `alloca` becomes an `Alloc` of kind `Stack`.
+//! - `alloca` becomes an `Alloc` of kind `Stack`; the `pointee` of an allocation is the
+//!   innermost non-void pointer type the result is converted to (cast, destination,
+//!   parameter, also through `?:`), `Ty::Void` if there is none;
+//! - a scalar variable whose address is taken (`&x` anywhere in the file) becomes a
+//!   pointer variable (same name; parameters: `f::p#cell`) to a stack cell allocated at
+//!   the declaration (`Alloc { pointee: T, kind: Stack }`); reads/writes of `x` are
+//!   `LoadIndirect`/`StoreIndirect`, `&x` is the pointer itself;
+//! - `p->f` reads/writes are `Load`/`Store` (into a temporary `f::__tN` unless the
+//!   destination is a variable of the same type), `&p->f` is `FieldAddr`;
+//! - when a later operand has side effects (calls, assignments, `++`), earlier operand
+//!   values are copied into temporaries first (left-to-right evaluation);
+//! - GNU statement expressions `({ ...; e; })` (used by glibc's `assert`) are lowered
+//!   statement by statement;
+//! - `Skip` edges are contracted away where possible and nodes unreachable from the
+//!   function entry are dropped (the exit node is always kept).
 
 #![allow(non_upper_case_globals)]
 
@@ -98,6 +114,13 @@ pub struct Ctx<'t> {
     cell_vars: HashMap<VarId, Ty>,
     /// Canonical declarations of scalar variables whose address is taken (`&x`).
     addr_taken: HashSet<Cursor<'t>>,
+    /// File-scope variables that could not be registered; the error is reported only
+    /// if the variable is used.
+    deferred_globals: HashMap<Cursor<'t>, Unsup>,
+    /// Structs whose layout could not be flattened (reported whenever they are used).
+    pub struct_errors: HashMap<StructId, Unsup>,
+    /// Names of all variables (kept unique).
+    var_names: HashSet<String>,
     funcs: HashMap<Cursor<'t>, FuncId>,
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
@@ -125,6 +148,9 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         obj_vars: HashMap::new(),
         cell_vars: HashMap::new(),
         addr_taken: HashSet::new(),
+        deferred_globals: HashMap::new(),
+        struct_errors: HashMap::new(),
+        var_names: HashSet::new(),
         funcs: HashMap::new(),
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
@@ -141,7 +167,9 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     for d in root.children() {
         match d.kind() {
             CXCursor_VarDecl if d.in_main_file() => {
-                cx.global_var(d)?;
+                if let Err(e) = cx.global_var(d) {
+                    cx.deferred_globals.insert(d.canonical(), e);
+                }
             }
             CXCursor_FunctionDecl if d.spelling() == "main" && d.is_definition() => {
                 main = Some(d);
@@ -201,8 +229,16 @@ impl<'t> Ctx<'t> {
         Ok(id)
     }
 
+    /// Adds a variable; its name is made unique (`name#n`) if it is already taken.
     fn new_var(&mut self, name: String, ty: Ty, scope: Scope, src: SrcLoc) -> VarId {
-        let v = self.prog.add_var(name, ty, scope);
+        let mut unique = name.clone();
+        let mut n = 1;
+        while self.var_names.contains(&unique) {
+            unique = format!("{name}#{n}");
+            n += 1;
+        }
+        self.var_names.insert(unique.clone());
+        let v = self.prog.add_var(unique, ty, scope);
         self.prog.vars[v].src = src;
         v
     }
@@ -212,6 +248,9 @@ impl<'t> Ctx<'t> {
         let key = d.canonical();
         if let Some(&v) = self.globals.get(&key) {
             return Ok(v);
+        }
+        if let Some(e) = self.deferred_globals.get(&key) {
+            return Err(e.clone());
         }
         let def = d.definition().unwrap_or(d);
         if def.storage_class() == CX_SC_Extern && !def.is_definition() {
@@ -543,6 +582,7 @@ fn strip_noop<'t>(mut c: Cursor<'t>) -> Cursor<'t> {
 fn has_side_effects(c: Cursor<'_>) -> bool {
     match c.kind() {
         CXCursor_CallExpr | CXCursor_CompoundAssignOperator | CXCursor_StmtExpr => true,
+        CXCursor_UnaryExpr => false, // sizeof/alignof: operand not evaluated
         CXCursor_BinaryOperator if c.binary_op() == CXBinaryOperator_Assign => true,
         CXCursor_UnaryOperator
             if matches!(
@@ -870,7 +910,12 @@ impl<'c, 't> FnLower<'c, 't> {
                     src,
                 );
                 if let Some(i) = d.var_init() {
-                    self.init_struct(v, s, "", Some(i), true)?;
+                    if strip_parens(i).kind() == CXCursor_InitListExpr {
+                        self.init_struct(v, s, "", Some(i), true)?;
+                    } else {
+                        let from = self.lv(strip_noop(i))?;
+                        self.copy_struct(Lv::Obj(v, s, String::new()), from, i)?;
+                    }
                 }
             }
             CTy::Void => return unsup(d, "void variable"),
@@ -1054,6 +1099,12 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// Lowers an expression whose value is needed; returns a pure expression.
     fn rv(&mut self, c: Cursor<'t>) -> R<Expr> {
+        self.rv_h(c, None)
+    }
+
+    /// `rv` with the pointee type an allocation in value position should get when its
+    /// own type is `void *` (from an enclosing pointer cast, e.g. through `?:`).
+    fn rv_h(&mut self, c: Cursor<'t>, hint: Option<Ty>) -> R<Expr> {
         let k = c.kind();
         let src = loc(c);
         let cty = c.ty().canonical();
@@ -1069,7 +1120,7 @@ impl<'c, 't> FnLower<'c, 't> {
             }
         }
         match k {
-            CXCursor_ParenExpr => self.rv(self.only_child(c)?),
+            CXCursor_ParenExpr => self.rv_h(self.only_child(c)?, hint),
             CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr => {
                 let inner = self.only_child(c)?;
                 let to = self.cx.conv(c.ty(), c)?;
@@ -1091,14 +1142,19 @@ impl<'c, 't> FnLower<'c, 't> {
                     // struct-typed no-op cast (e.g. lvalue-to-rvalue of a struct)
                     return unsup(c, "struct value (copy/pass/return by value)");
                 };
+                let h = match &to {
+                    Ty::Ptr(p) if **p != Ty::Void => Some((**p).clone()),
+                    Ty::Ptr(_) => hint,
+                    _ => None,
+                };
                 let stripped = strip_casts(inner);
                 if to.is_ptr() && is_alloc_call(stripped) {
                     let t = self.tmp(to.clone());
-                    self.alloc(stripped, t, Some(c))?;
+                    self.alloc(stripped, t, Some(c), h)?;
                     return Ok(Expr::Var(t));
                 }
                 let from = self.ety(inner)?;
-                let e = self.rv(inner)?;
+                let e = self.rv_h(inner, h)?;
                 self.convert(e, &from, &to, c)
             }
             CXCursor_IntegerLiteral | CXCursor_CharacterLiteral => {
@@ -1148,17 +1204,21 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.cond(ch[0], Some(nt), Some(nf))?;
                 for (n, e) in [(nt, ch[1]), (nf, ch[2])] {
                     self.cur = n;
-                    self.rhs_into(e, t)?;
+                    self.rhs_into_h(e, t, hint.clone())?;
                     self.jump(join, src);
                 }
                 self.cur = join;
                 Ok(Expr::Var(t))
             }
-            CXCursor_CallExpr => match self.call(c, true)? {
+            CXCursor_CallExpr => match self.call_h(c, true, hint)? {
                 Some(e) => Ok(e),
                 None => unsup(c, "use of a void value"),
             },
-            CXCursor_UnaryExpr => unsup(c, "sizeof/alignof of a variable-length type"),
+            CXCursor_UnaryExpr => match c.eval_int() {
+                // sizeof/alignof: the operand is not evaluated
+                Some(v) => Ok(Expr::Int(v)),
+                None => unsup(c, "sizeof/alignof of a variable-length type"),
+            },
             CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
             CXCursor_InitListExpr => unsup(c, "initialiser list"),
             CXCursor_CompoundLiteralExpr => unsup(c, "compound literal"),
@@ -1256,11 +1316,16 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// `dst = c` (with the conversion to `dst`'s type).
     fn rhs_into(&mut self, c: Cursor<'t>, dst: VarId) -> R<()> {
+        self.rhs_into_h(c, dst, None)
+    }
+
+    /// `rhs_into` with an allocation type hint (see `rv_h`).
+    fn rhs_into_h(&mut self, c: Cursor<'t>, dst: VarId, hint: Option<Ty>) -> R<()> {
         let src = loc(c);
         let dty = self.cx.prog.vars[dst].ty.clone();
         let s = strip_casts(c);
         if dty.is_ptr() && is_alloc_call(s) {
-            return self.alloc(s, dst, Some(c));
+            return self.alloc(s, dst, Some(c), hint);
         }
         if s.kind() == CXCursor_CallExpr {
             if let Some(d) = direct_callee(s) {
@@ -1307,7 +1372,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 }
             }
         }
-        let e = self.rv(c)?;
+        let e = self.rv_h(c, hint)?;
         let from = self.ety(c)?;
         let e = self.convert(e, &from, &dty, c)?;
         self.emit(Op::Assign { dst, src: e }, src);
@@ -1327,7 +1392,13 @@ impl<'c, 't> FnLower<'c, 't> {
 
     /// `dst = malloc/calloc/alloca(...)`; the pointee type comes from the innermost
     /// non-void pointer cast between `outer` and the call, else from `dst`'s type.
-    fn alloc(&mut self, call: Cursor<'t>, dst: VarId, outer: Option<Cursor<'t>>) -> R<()> {
+    fn alloc(
+        &mut self,
+        call: Cursor<'t>,
+        dst: VarId,
+        outer: Option<Cursor<'t>>,
+        hint: Option<Ty>,
+    ) -> R<()> {
         let src = loc(call);
         let mut pointee = match &self.cx.prog.vars[dst].ty {
             Ty::Ptr(p) => (**p).clone(),
@@ -1343,6 +1414,11 @@ impl<'c, 't> FnLower<'c, 't> {
             match c.expr_children().first() {
                 Some(&n) => c = n,
                 None => break,
+            }
+        }
+        if pointee == Ty::Void {
+            if let Some(h) = hint {
+                pointee = h;
             }
         }
         let Some(d) = direct_callee(call) else {
@@ -1498,6 +1574,69 @@ impl<'c, 't> FnLower<'c, 't> {
             Lv::Field(ptr, field) => self.emit(Op::Store { ptr, field, src: e }, src),
             Lv::Deref(ptr, _) => self.emit(Op::StoreIndirect { ptr, src: e }, src),
             Lv::Obj(..) => return unsup(at, "struct assignment"),
+        }
+        Ok(())
+    }
+
+    /// Copies a struct (or embedded struct) field by field: all source fields are
+    /// loaded before any destination field is stored (the two may overlap).
+    fn copy_struct(&mut self, to: Lv, from: Lv, at: Cursor<'t>) -> R<()> {
+        let (Lv::Obj(dp, ds, dpre), Lv::Obj(sp, ss, spre)) = (to, from) else {
+            return unsup(at, "struct copy");
+        };
+        let sub = |cx: &Ctx<'t>, s: StructId, pre: &str| -> Vec<(usize, String, Ty)> {
+            cx.prog.structs[s]
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| {
+                    f.name
+                        .strip_prefix(pre)
+                        .map(|rest| (i, rest.to_string(), f.ty.clone()))
+                })
+                .collect()
+        };
+        let dst_fields = sub(self.cx, ds, &dpre);
+        let src_fields = sub(self.cx, ss, &spre);
+        let same = dst_fields.len() == src_fields.len()
+            && dst_fields
+                .iter()
+                .zip(&src_fields)
+                .all(|(a, b)| a.1 == b.1 && a.2 == b.2);
+        if !same || dst_fields.is_empty() {
+            return unsup(at, "struct copy between different struct types");
+        }
+        let src = loc(at);
+        let mut vals = Vec::new();
+        for (i, _, ty) in &src_fields {
+            let t = self.tmp(ty.clone());
+            let field = FieldRef {
+                strukt: ss,
+                field: *i,
+            };
+            self.emit(
+                Op::Load {
+                    dst: t,
+                    ptr: sp,
+                    field,
+                },
+                src,
+            );
+            vals.push(t);
+        }
+        for ((i, _, _), t) in dst_fields.iter().zip(vals) {
+            let field = FieldRef {
+                strukt: ds,
+                field: *i,
+            };
+            self.emit(
+                Op::Store {
+                    ptr: dp,
+                    field,
+                    src: Expr::Var(t),
+                },
+                src,
+            );
         }
         Ok(())
     }
@@ -1696,7 +1835,13 @@ impl<'c, 't> FnLower<'c, 't> {
             }
             CXBinaryOperator_Assign => {
                 if c.ty().canonical().kind() == CXType_Record {
-                    return unsup(c, "struct assignment");
+                    if want {
+                        return unsup(c, "value of a struct assignment");
+                    }
+                    let from = self.lv(strip_noop(r))?;
+                    let to = self.lv(l)?;
+                    self.copy_struct(to, from, c)?;
+                    return Ok(None);
                 }
                 if let Some(v) = self.var_peek(l)? {
                     self.rhs_into(r, v)?;
@@ -1883,6 +2028,11 @@ impl<'c, 't> FnLower<'c, 't> {
     // ----- calls -----
 
     fn call(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
+        self.call_h(c, want, None)
+    }
+
+    /// `call` with an allocation type hint for `malloc` & co. (see `rv_h`).
+    fn call_h(&mut self, c: Cursor<'t>, want: bool, hint: Option<Ty>) -> R<Option<Expr>> {
         let src = loc(c);
         let Some(d) = direct_callee(c) else {
             return unsup(c, "indirect call (function pointer)");
@@ -1901,6 +2051,17 @@ impl<'c, 't> FnLower<'c, 't> {
             let t = self.tmp(ty);
             self.emit(Op::Nondet { dst: t }, src);
             return Ok(Some(Expr::Var(t)));
+        }
+        if name == "__builtin_expect" && args.len() == 2 {
+            // branch-prediction hint: the value is the first argument
+            if has_side_effects(args[1]) {
+                return unsup(args[1], "__builtin_expect with side effects in the hint");
+            }
+            return if want {
+                self.rv(args[0]).map(Some)
+            } else {
+                self.effect(args[0]).map(|_| None)
+            };
         }
         if name == "__VERIFIER_assume" {
             let Some(&a) = args.first() else {
@@ -1928,7 +2089,7 @@ impl<'c, 't> FnLower<'c, 't> {
             "malloc" | "calloc" | "alloca" | "__builtin_alloca" => {
                 let ty = self.ety(c)?;
                 let t = self.tmp(ty);
-                self.alloc(c, t, None)?;
+                self.alloc(c, t, None, hint)?;
                 return Ok(Some(Expr::Var(t)));
             }
             "free" => {
@@ -2009,7 +2170,7 @@ impl<'c, 't> FnLower<'c, 't> {
             let aty = self.ety(*a)?;
             let e = if pty.is_ptr() && is_alloc_call(strip_casts(*a)) {
                 let t = self.tmp(pty.clone());
-                self.alloc(strip_casts(*a), t, Some(*a))?;
+                self.alloc(strip_casts(*a), t, Some(*a), None)?;
                 Expr::Var(t)
             } else {
                 let e = self.rv(*a)?;
@@ -2320,5 +2481,78 @@ impl<'c, 't> FnLower<'c, 't> {
         self.jump(exit, src);
         self.cur = exit;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(nodes: usize, edges: &[(usize, usize, Op)]) -> LocalGraph {
+        let mut g = LocalGraph {
+            nodes: vec![(SrcLoc::default(), LocKind::Normal); nodes],
+            edges: edges
+                .iter()
+                .map(|(a, b, op)| (*a, *b, op.clone(), SrcLoc::default()))
+                .collect(),
+            entry: 0,
+            exit: 1,
+        };
+        g.nodes[0].1 = LocKind::FuncEntry;
+        g.nodes[1].1 = LocKind::FuncExit;
+        g
+    }
+
+    #[test]
+    fn contract_removes_skip_chains() {
+        let halt = Op::Halt;
+        // 0 -halt-> 2 -skip-> 3 -skip-> 1
+        let g = contract(graph(
+            4,
+            &[(0, 2, halt.clone()), (2, 3, Op::Skip), (3, 1, Op::Skip)],
+        ));
+        assert_eq!(g.edges.len(), 1);
+        assert_eq!((g.edges[0].0, g.edges[0].1), (0, 1));
+    }
+
+    #[test]
+    fn contract_keeps_skip_cycles() {
+        // 0 -halt-> 2 -skip-> 3 -skip-> 2 (an empty infinite loop must stay a loop)
+        let g = contract(graph(
+            4,
+            &[(0, 2, Op::Halt), (2, 3, Op::Skip), (3, 2, Op::Skip)],
+        ));
+        let from0: Vec<_> = g.edges.iter().filter(|e| e.0 == 0).collect();
+        assert_eq!(from0.len(), 1);
+        let t = from0[0].1;
+        // the target has a successor path that returns to itself
+        let succ: Vec<_> = g.edges.iter().filter(|e| e.0 == t).collect();
+        assert_eq!(succ.len(), 1);
+        assert_eq!(succ[0].1, t);
+    }
+
+    #[test]
+    fn as_comparison_makes_conditions_comparisons() {
+        let e = as_comparison(Expr::Var(0), &Ty::INT);
+        assert_eq!(e, Expr::bin(BinOp::Ne, Expr::Var(0), Expr::Int(0)));
+        let p = as_comparison(Expr::Var(0), &Ty::Ptr(Box::new(Ty::Void)));
+        assert_eq!(p, Expr::bin(BinOp::Ne, Expr::Var(0), Expr::Null));
+        let c = Expr::bin(BinOp::Lt, Expr::Var(0), Expr::Int(1));
+        assert_eq!(as_comparison(c.clone(), &Ty::INT), c);
+    }
+
+    #[test]
+    fn unsigned_arithmetic_wraps() {
+        let u32t = Ty::Int {
+            bits: 32,
+            signed: false,
+        };
+        let e = wrap_arith(BinOp::Add, Expr::Var(0), &u32t);
+        assert_eq!(e, Expr::Cast(u32t.clone(), Box::new(Expr::Var(0))));
+        assert_eq!(wrap_arith(BinOp::Add, Expr::Var(0), &Ty::INT), Expr::Var(0));
+        assert_eq!(
+            wrap_arith(BinOp::Sub, Expr::Int(-1), &u32t),
+            Expr::Int(4294967295)
+        );
     }
 }

@@ -143,6 +143,9 @@ impl<'t> Ctx<'t> {
             key
         };
         if let Some(&id) = self.struct_ids.get(&key) {
+            if let Some(e) = self.struct_errors.get(&id) {
+                return Err(e.clone());
+            }
             return Ok(id);
         }
         let id = self.prog.structs.len();
@@ -162,6 +165,18 @@ impl<'t> Ctx<'t> {
             return Ok(id);
         };
         self.struct_defs.push(Some(def));
+        match self.flatten(id, def) {
+            Ok(()) => Ok(id),
+            Err(e) => {
+                self.struct_errors.insert(id, e.clone());
+                let _ = at;
+                Err(e)
+            }
+        }
+    }
+
+    /// Computes the flattened fields and size of struct `id` from its definition.
+    fn flatten(&mut self, id: StructId, def: Cursor<'t>) -> R<()> {
         let mut fields = Vec::new();
         for f in def.children() {
             if f.kind() != CXCursor_FieldDecl {
@@ -201,10 +216,9 @@ impl<'t> Ctx<'t> {
             }
         }
         let size = def.ty().size_of().unwrap_or(0);
-        let _ = at;
         self.prog.structs[id].fields = fields;
         self.prog.structs[id].size = size;
-        Ok(id)
+        Ok(())
     }
 }
 
