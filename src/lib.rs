@@ -2,6 +2,7 @@
 //! after "Shape Refinement through Explicit Heap Analysis" (Beyer, Henzinger,
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
+pub mod bench;
 pub mod cfa;
 pub mod cli;
 pub mod diag;
