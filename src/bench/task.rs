@@ -359,4 +359,81 @@ mod tests {
         assert_eq!(strip_comment("a: 'x#y' # c"), "a: 'x#y' ");
         assert_eq!(strip_comment("a: b#c"), "a: b#c");
     }
+
+    #[test]
+    fn discovery_never_drops_a_task() {
+        let root = std::env::temp_dir().join(format!("shapemc-discover-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let sub = root.join("suite").join("nested");
+        fs::create_dir_all(&sub).unwrap();
+        fs::create_dir_all(root.join("properties")).unwrap();
+        fs::write(
+            root.join("properties/unreach-call.prp"),
+            "CHECK( init(main()), LTL(G ! call(reach_error())) )\n",
+        )
+        .unwrap();
+        fs::write(
+            root.join("properties/valid-memsafety.prp"),
+            "CHECK( init(main()), LTL(G valid-free) )\n",
+        )
+        .unwrap();
+        let suite = root.join("suite");
+        fs::write(suite.join("a.c"), "int main(void) { return 0; }\n").unwrap();
+        let y = |p: &str, v: &str| {
+            format!("  - property_file: ../properties/{p}.prp\n    expected_verdict: {v}\n")
+        };
+        fs::write(
+            suite.join("both.yml"),
+            format!(
+                "input_files: 'a.c'\nproperties:\n{}{}",
+                y("valid-memsafety", "false"),
+                y("unreach-call", "true")
+            ),
+        )
+        .unwrap();
+        fs::write(
+            suite.join("mem.yml"),
+            format!(
+                "input_files: 'a.c'\nproperties:\n{}",
+                y("valid-memsafety", "true")
+            ),
+        )
+        .unwrap();
+        fs::write(
+            suite.join("missing.yml"),
+            format!(
+                "input_files: 'nope.c'\nproperties:\n{}",
+                y("unreach-call", "false")
+            ),
+        )
+        .unwrap();
+        fs::write(sub.join("bad.yml"), "this is: not\n  - a task\n").unwrap();
+        let tasks = discover(std::slice::from_ref(&suite)).unwrap();
+        let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "suite/both",
+                "suite/mem",
+                "suite/missing",
+                "suite/nested/bad"
+            ]
+        );
+        assert_eq!(
+            tasks[0].plan,
+            Plan::Run {
+                input: suite.join("a.c"),
+                expected: true
+            }
+        );
+        assert_eq!(tasks[0].properties, ["valid-memsafety", "unreach-call"]);
+        assert_eq!(
+            tasks[1].plan,
+            Plan::Skip("unsupported property: valid-memsafety".to_string())
+        );
+        assert!(matches!(&tasks[2].plan, Plan::Broken(m) if m.contains("not found")));
+        assert!(matches!(&tasks[3].plan, Plan::Broken(m) if m.contains("bad task file")));
+        assert!(discover(&[root.join("does-not-exist")]).is_err());
+        fs::remove_dir_all(&root).unwrap();
+    }
 }
