@@ -60,9 +60,11 @@ int main(void) {
   for (p = cp; p != NULL; p = p->next)
     for (q = orig; q != NULL; q = q->next)
       if (p == q) reach_error();
-  for (p = orig, q = cp; p != NULL; p = p->next, q = q->next) {
+  q = cp;
+  for (p = orig; p != NULL; p = p->next) {
     if (q == NULL) reach_error();
     if (p->data != q->data) reach_error();
+    q = q->next;
   }
   if (q != NULL) reach_error();
   list_free(orig);

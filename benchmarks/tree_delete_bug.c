@@ -57,10 +57,7 @@ static struct tnode *bst_delete(struct tnode *root, int key) {
   if (p->left != NULL && p->right != NULL) {
     sp = p;
     s = p->right;
-    while (s->left != NULL) {
-      sp = s;
-      s = s->left;
-    }
+    while (s->left != NULL) { sp = s; s = s->left; }
     p->key = s->key;
     if (sp == p) sp->right = s->right; else sp->left = s->right;
     free(s);
@@ -105,10 +102,7 @@ int main(void) {
   int n = 0, key;
   while (__VERIFIER_nondet_int()) {
     key = nondet_key();
-    if (bst_find(root, key) == NULL) {
-      root = bst_insert(root, key);
-      n++;
-    }
+    if (bst_find(root, key) == NULL) { root = bst_insert(root, key); n++; }
   }
   while (root != NULL && __VERIFIER_nondet_int()) {
     x = root;
