@@ -3,6 +3,7 @@
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
 pub mod art;
+pub mod bench;
 pub mod cert;
 pub mod cfa;
 pub mod cli;
