@@ -104,3 +104,27 @@ fn safe_tasks_never_reach_the_error_and_bugs_mostly_do() {
         "only {bug_found}/{bug_total} bug tasks reached the error"
     );
 }
+
+/// Our own tasks (issue 8): every safe task never reaches the error in 200 random
+/// runs, every `_bug` task reaches it at least once.
+#[test]
+fn own_benchmarks_are_validated_by_the_interpreter() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
+    let all = tasks(&dir);
+    assert!(all.len() >= 40, "only {} tasks in benchmarks/", all.len());
+    let mut failures = Vec::new();
+    for (file, safe) in all {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        match hits(&file) {
+            None => failures.push(format!("{name}: refused by the front end")),
+            Some(h) if safe && h > 0 => failures.push(format!(
+                "{name}: safe task reached the error in {h}/{RUNS} runs"
+            )),
+            Some(0) if !safe => failures.push(format!(
+                "{name}: bug task never reached the error in {RUNS} runs"
+            )),
+            Some(h) => eprintln!("{name}: error reached in {h}/{RUNS} runs"),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
