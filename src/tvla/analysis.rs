@@ -177,6 +177,141 @@ fn nested_exists_guard(h: &Formula, v: &str, free: &[&str], fields: &BTreeSet<Pr
     }
 }
 
+/// A literal of a clause: an atom (predicate application or equality) and its sign.
+type Lit = (Formula, bool);
+
+fn literal(f: &Formula) -> Option<Lit> {
+    match f {
+        Formula::Pred(..) | Formula::Eq(..) => Some((f.clone(), true)),
+        Formula::Not(g) => literal(g).map(|(a, s)| (a, !s)),
+        _ => None,
+    }
+}
+
+fn conj_lits(f: &Formula, out: &mut Vec<Lit>) -> bool {
+    match f {
+        Formula::And(gs) => gs.iter().all(|g| conj_lits(g, out)),
+        g => literal(g).map(|l| out.push(l)).is_some(),
+    }
+}
+
+fn disj_lits(f: &Formula, out: &mut Vec<Lit>) -> bool {
+    match f {
+        Formula::Or(gs) => gs.iter().all(|g| disj_lits(g, out)),
+        Formula::Implies(a, b) => {
+            let mut l = Vec::new();
+            if !conj_lits(a, &mut l) {
+                return false;
+            }
+            out.extend(l.into_iter().map(|(a, s)| (a, !s)));
+            disj_lits(b, out)
+        }
+        g => literal(g).map(|l| out.push(l)).is_some(),
+    }
+}
+
+/// Clause form of `A vs. body` when `body` is a clause (a disjunction of literals, an
+/// implication from a conjunction of literals to a disjunction, ...): the bound
+/// variables and the literals.
+pub fn clause(f: &Formula) -> Option<(Vec<String>, Vec<Lit>)> {
+    let mut vars = Vec::new();
+    let mut g = f;
+    while let Formula::Forall(v, h) = g {
+        vars.push(v.clone());
+        g = h;
+    }
+    let mut lits = Vec::new();
+    disj_lits(g, &mut lits).then_some((vars, lits))
+}
+
+fn lit_formula((a, s): &Lit) -> Formula {
+    if *s {
+        a.clone()
+    } else {
+        Formula::negation(a.clone())
+    }
+}
+
+/// Unit-propagation rules `A vs. (others all false) -> lit` of a clause, one per
+/// predicate literal (equalities are never rule heads).
+pub fn clause_rules(vars: &[String], lits: &[Lit]) -> Vec<Formula> {
+    let mut out = Vec::new();
+    for (i, head) in lits.iter().enumerate() {
+        if !matches!(head.0, Formula::Pred(..)) {
+            continue;
+        }
+        let others: Vec<Formula> = lits
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, (a, s))| lit_formula(&(a.clone(), !s)))
+            .collect();
+        let mut f = Formula::Implies(Box::new(Formula::And(others)), Box::new(lit_formula(head)));
+        for v in vars.iter().rev() {
+            f = Formula::Forall(v.clone(), Box::new(f));
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// Rules that follow from an instrumentation definition `p(free) <-> def`:
+/// `p -> def` when `def` is (a universally quantified) clause, and `def -> p` when
+/// `def` is a conjunction or a disjunction of literals.
+pub fn definition_rules(p: &PredSym, free: &[&str], def: &Formula) -> Vec<Formula> {
+    let atom = Formula::Pred(p.clone(), free.iter().map(|s| s.to_string()).collect());
+    let outer: Vec<String> = free.iter().map(|s| s.to_string()).collect();
+    let mut out = Vec::new();
+    // p -> def
+    if let Some((vars, mut lits)) = clause(def) {
+        if vars.iter().all(|v| !outer.contains(v)) {
+            lits.insert(0, (atom.clone(), false));
+            let mut all = outer.clone();
+            all.extend(vars);
+            out.extend(clause_rules(&all, &lits));
+        }
+    }
+    // !p -> !def for def = E ws. conjunction (or a disjunction of such)
+    let disjuncts: Vec<&Formula> = match def {
+        Formula::Or(gs) => gs.iter().collect(),
+        g => vec![g],
+    };
+    for d in disjuncts {
+        let mut vars = Vec::new();
+        let mut g = d;
+        while let Formula::Exists(v, h) = g {
+            vars.push(v.clone());
+            g = h;
+        }
+        let mut c = Vec::new();
+        if !vars.is_empty() && vars.iter().all(|v| !outer.contains(v)) && conj_lits(g, &mut c) {
+            let mut lits: Vec<Lit> = c.into_iter().map(|(a, s)| (a, !s)).collect();
+            lits.insert(0, (atom.clone(), true));
+            let mut all = outer.clone();
+            all.extend(vars);
+            out.extend(clause_rules(&all, &lits));
+        }
+    }
+    // def -> p
+    let mut c = Vec::new();
+    if conj_lits(def, &mut c) {
+        let mut lits: Vec<Lit> = c.into_iter().map(|(a, s)| (a, !s)).collect();
+        lits.push((atom.clone(), true));
+        out.extend(clause_rules(&outer, &lits));
+    } else {
+        let mut d = Vec::new();
+        if let Formula::Or(_) = def {
+            if disj_lits(def, &mut d) {
+                for (a, s) in d {
+                    let lits = vec![(a, !s), (atom.clone(), true)];
+                    out.extend(clause_rules(&outer, &lits));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::families;

@@ -16,6 +16,7 @@
 //! single-cell part and the rest when needed.
 
 use super::eval::{CFormula, Compiled, Evaluator};
+use super::families::Family;
 use super::formula::Kleene;
 use super::structure::{Structure, SM};
 
@@ -26,6 +27,9 @@ pub fn coerce(mut s: Structure) -> Option<Structure> {
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         if !builtin_rules(&mut s, &mut changed) {
+            return None;
+        }
+        if !acyclic_rules(&mut s, &mut changed) {
             return None;
         }
         if !instr_rules(&mut s, &mut changed) {
@@ -82,6 +86,53 @@ fn builtin_rules(s: &mut Structure, changed: &mut bool) -> bool {
                     if w2 != w && s.get2(*f, u, w2) == Kleene::Half {
                         s.set2(*f, u, w2, Kleene::False);
                         *changed = true;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A non-summary node `v` on no cycle along `F` (`acyc[F](v) = 1` or `c[F](v) = 0`):
+/// no node definitely reachable from `v` (along edges of value 1) has an `F`-edge to `v`.
+fn acyclic_rules(s: &mut Structure, changed: &mut bool) -> bool {
+    let voc = s.vocab().clone();
+    let n = s.len();
+    for ins in &voc.instr {
+        let (fields, want) = match &ins.family {
+            Some(Family::Acyclic(f)) => (f, Kleene::True),
+            Some(Family::Cyclic(f)) => (f, Kleene::False),
+            _ => continue,
+        };
+        let fidx: Vec<usize> = fields.iter().filter_map(|f| voc.field(f)).collect();
+        if fidx.len() != fields.len() {
+            continue;
+        }
+        for v in 0..n {
+            if s.is_summary(v) || s.get1(ins.idx, v) != want {
+                continue;
+            }
+            let mut seen = vec![false; n];
+            seen[v] = true;
+            let mut stack = vec![v];
+            while let Some(a) = stack.pop() {
+                for (b, sb) in seen.iter_mut().enumerate() {
+                    if !*sb && fidx.iter().any(|f| s.get2(*f, a, b) == Kleene::True) {
+                        *sb = true;
+                        stack.push(b);
+                    }
+                }
+            }
+            for w in (0..n).filter(|w| seen[*w]) {
+                for f in &fidx {
+                    match s.get2(*f, w, v) {
+                        Kleene::True => return false,
+                        Kleene::Half => {
+                            s.set2(*f, w, v, Kleene::False);
+                            *changed = true;
+                        }
+                        Kleene::False => {}
                     }
                 }
             }
@@ -168,7 +219,7 @@ fn rule_atom(f: &CFormula) -> Option<(u8, usize, Vec<usize>, bool)> {
 
 fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
     let voc = s.vocab().clone();
-    for c in &voc.constraints {
+    for c in voc.constraints.iter().chain(&voc.rules) {
         let k = {
             let mut ev = Evaluator::new(s);
             c.eval(&mut ev, &[])
@@ -217,9 +268,12 @@ fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
                     1 => s.get1(idx, at[0]),
                     _ => s.get2(idx, at[0], at[1]),
                 };
+                // `p(v, v)` on a summary node also stands for pairs of distinct cells,
+                // which a rule about one cell does not constrain
+                let repeated = args.len() == 2 && args[0] == args[1] && s.is_summary(at[0]);
                 match meet(cur, want) {
                     None => return false,
-                    Some(m) if m != cur => upd.push((at, m)),
+                    Some(m) if m != cur && !repeated => upd.push((at, m)),
                     _ => {}
                 }
             }

@@ -9,11 +9,13 @@
 //! predicates, with remaining ties broken by a bounded search for the least encoding, so
 //! isomorphic structures compare and hash equal.
 
-use super::analysis::{guarded, nonlocal_preds, polarity, Pol, PolKey};
+use super::analysis::{
+    clause, clause_rules, definition_rules, guarded, nonlocal_preds, polarity, Pol, PolKey,
+};
 use super::class::{PredDef, ShapeClass};
 use super::eval::{Compiled, Evaluator};
 use super::families::{recognize, Family};
-use super::formula::{Kleene, PredSym};
+use super::formula::{Formula, Kleene, PredSym};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,6 +78,9 @@ pub struct Vocab {
     pub fields: Vec<(String, usize)>,
     /// `ShapeClass::constraints`, compiled (closed formulas).
     pub constraints: Vec<Compiled>,
+    /// Unit-propagation rules `A vs. lhs -> literal` derived from clause-shaped
+    /// constraints and instrumentation definitions (used by coerce).
+    pub rules: Vec<Compiled>,
 }
 
 /// The unary index of `sm` in every vocabulary.
@@ -118,6 +123,7 @@ impl Vocab {
             pt: Vec::new(),
             fields: Vec::new(),
             constraints: Vec::new(),
+            rules: Vec::new(),
         };
         v.index.insert(sm, (1, SM));
         let add = |v: &mut Vocab, p: &PredDef, core: bool| {
@@ -216,6 +222,44 @@ impl Vocab {
             .iter()
             .map(|f| Compiled::new(&v, f, &[]))
             .collect();
+        let mut rules = Vec::new();
+        for c in &class.constraints {
+            if let Some((vars, lits)) = clause(c) {
+                rules.extend(clause_rules(&vars, &lits));
+            }
+        }
+        for p in &class.instr {
+            if let (Some(def), true) = (&p.def, p.arity <= 2) {
+                let free: &[&str] = match p.arity {
+                    0 => &[],
+                    1 => &["v"],
+                    _ => &["v1", "v2"],
+                };
+                rules.extend(definition_rules(&p.sym, free, def));
+            }
+            // a self-loop is a cycle, an edge is a path
+            let fam = recognize(p);
+            for f in fam.iter().flat_map(|f| f.fields().to_vec()) {
+                let edge = |a: &str, b: &str| Formula::pred(PredSym::plain(f.clone()), &[a, b]);
+                let me = |args: &[&str]| Formula::pred(p.sym.clone(), args);
+                let rule = match fam {
+                    Some(Family::Tc(_)) => {
+                        Some((vec!["v1", "v2"], edge("v1", "v2"), me(&["v1", "v2"]), true))
+                    }
+                    Some(Family::Cyclic(_)) => Some((vec!["v"], edge("v", "v"), me(&["v"]), true)),
+                    Some(Family::Acyclic(_)) => {
+                        Some((vec!["v"], edge("v", "v"), me(&["v"]), false))
+                    }
+                    _ => None,
+                };
+                if let Some((vars, a, b, sign)) = rule {
+                    let lits = vec![(a, false), (b, sign)];
+                    let vars: Vec<String> = vars.iter().map(|s| s.to_string()).collect();
+                    rules.extend(clause_rules(&vars, &lits));
+                }
+            }
+        }
+        v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
         v
     }
 

@@ -125,8 +125,12 @@ struct Change {
     dirs: BTreeMap<PredSym, Dir>,
     /// an edge (field, src, dst) inserted into a field whose src-edge was NULL
     insert: Option<(String, usize, usize)>,
+    /// the `field` edges of this (single) node were removed
+    delete: Option<(String, usize)>,
     /// `pt[x]` (nullified before) now points to exactly this node
     pt_set: Option<(String, usize)>,
+    /// `pt[x] := y->field` where y points to the node (x != y)
+    load: Option<(String, String, usize)>,
     /// `pt[x] := pt[y]` (x nullified before)
     copy: Option<(String, String)>,
     domain: Domain,
@@ -137,7 +141,9 @@ impl Change {
         Change {
             dirs: BTreeMap::new(),
             insert: None,
+            delete: None,
             pt_set: None,
+            load: None,
             copy: None,
             domain: Domain::Same,
         }
@@ -273,8 +279,12 @@ fn run_op(
                             _ => Kleene::Half,
                         })
                         .collect();
+                    let load = match (py, x != y) {
+                        (Some(py), true) => target(&t, py).map(|n| (y.clone(), field.clone(), n)),
+                        _ => None,
+                    };
                     let t = nullify_pt(&t, px, x)?;
-                    set_pt(&t, px, x, &vals, None)
+                    set_pt_load(&t, px, x, &vals, None, load)
                 })
                 .collect()
         }
@@ -475,6 +485,18 @@ fn set_pt(
     vals: &[Kleene],
     copy: Option<(String, String)>,
 ) -> Option<Structure> {
+    set_pt_load(t, px, x, vals, copy, None)
+}
+
+/// [`set_pt`] for `x = y->field` (`load` = (y, field, y's node)).
+fn set_pt_load(
+    t: &Structure,
+    px: usize,
+    x: &str,
+    vals: &[Kleene],
+    copy: Option<(String, String)>,
+    load: Option<(String, String, usize)>,
+) -> Option<Structure> {
     if vals.iter().all(|k| *k == Kleene::False) {
         return Some(t.clone());
     }
@@ -484,6 +506,7 @@ fn set_pt(
     }
     let mut ch = Change::with(pt_sym(x), Dir::Inc);
     ch.copy = copy;
+    ch.load = load;
     if let Some(n) = target(&post, px) {
         ch.pt_set = Some((x.to_string(), n));
     }
@@ -511,7 +534,9 @@ fn nullify_field(t: &Structure, pf: usize, field: &str, px: usize) -> Option<Str
     if !any {
         return Some(post);
     }
-    update(t, post, &Change::with(PredSym::plain(field), Dir::Dec))
+    let mut ch = Change::with(PredSym::plain(field), Dir::Dec);
+    ch.delete = target(t, px).map(|nx| (field.to_string(), nx));
+    update(t, post, &ch)
 }
 
 /// `f(a, b) := f(a, b) | pt[x](a) & pt[y](b)` (y untracked: unknown target)
@@ -843,6 +868,21 @@ fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
             m[a * n + b] = k;
         }
     }
+    // the row of a node a pointer z points to is r[z, F]
+    for ins in &voc.instr {
+        if let Some(Family::Reach(z, g)) = &ins.family {
+            if g.as_slice() != fields {
+                continue;
+            }
+            let Some(a) = voc.pt(z).and_then(|p| target(s, p)) else {
+                continue;
+            };
+            for b in 0..n {
+                let k = m[a * n + b];
+                m[a * n + b] = meet(k, s.get1(ins.idx, b)).unwrap_or(k);
+            }
+        }
+    }
     m
 }
 
@@ -895,6 +935,28 @@ fn differencing<'a>(
             }),
         });
     }
+    if let Some((f, nx)) = &ch.delete {
+        // paths that cannot reach the source of the deleted edge are unchanged
+        let only_fields = relevant
+            .iter()
+            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
+        if !fields.contains(f) || !only_fields {
+            return None;
+        }
+        let nx = *nx;
+        let r = get_rtc(cache);
+        return Some(match fam {
+            Family::Tc(_) => Box::new(move |t: &[usize]| {
+                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get2(idx, t[0], t[1]))
+            }),
+            Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get1(idx, t[0]))
+            }),
+            Family::Reach(..) => Box::new(move |t: &[usize]| {
+                (pre.get1(idx, nx) == Kleene::False).then(|| pre.get1(idx, t[0]))
+            }),
+        });
+    }
     let Family::Reach(z, _) = fam else {
         return None;
     };
@@ -919,11 +981,53 @@ fn differencing<'a>(
             }
         }
     }
+    // x = y->f: r[x, F] is r[y, F] minus y's node when F = {f} (y's node stays when on
+    // a cycle); a subset of r[y, F] when f is one of several fields of F
+    let mut from_load: Option<DiffFn<'a>> = None;
+    if let Some((y, f, ny)) = &ch.load {
+        let voc = pre.vocab();
+        let ry = voc.instr.iter().find(|i| {
+            i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
+        });
+        if let (Some(ry), true) = (ry, ch.pt_set.as_ref().is_some_and(|(x, _)| x == z)) {
+            let iy = ry.idx;
+            let ny = *ny;
+            let exact = fields.len() == 1;
+            let on_cycle = voc
+                .instr
+                .iter()
+                .find_map(|i| match &i.family {
+                    Some(Family::Acyclic(g)) if g == fields => Some(pre.get1(i.idx, ny).negate()),
+                    Some(Family::Cyclic(g)) if g == fields => Some(pre.get1(i.idx, ny)),
+                    _ => None,
+                })
+                .unwrap_or(Kleene::Half);
+            from_load = Some(Box::new(move |t: &[usize]| {
+                let v = t[0];
+                let r = pre.get1(iy, v);
+                if r == Kleene::False {
+                    Some(Kleene::False)
+                } else if v == ny {
+                    (on_cycle == Kleene::False).then_some(Kleene::False)
+                } else if exact {
+                    Some(r)
+                } else {
+                    None
+                }
+            }));
+        }
+    }
     if let Some((x, nz)) = &ch.pt_set {
         if x == z {
             let nz = *nz;
             let r = get_rtc(cache);
-            return Some(Box::new(move |t: &[usize]| Some(r[nz * n + t[0]])));
+            return Some(Box::new(move |t: &[usize]| {
+                let a = r[nz * n + t[0]];
+                match from_load.as_ref().and_then(|g| g(t)) {
+                    Some(b) => Some(meet(a, b).unwrap_or(b)),
+                    None => Some(a),
+                }
+            }));
         }
     }
     None
