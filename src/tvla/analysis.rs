@@ -117,6 +117,24 @@ fn nonlocal(f: &Formula, free: &[&str], shadow: bool, out: &mut BTreeSet<PredSym
     }
 }
 
+/// For every predicate, the argument positions at which some occurrence has a free
+/// variable of `free` (for local predicates, a changed tuple can only affect the value
+/// at the nodes in these positions).
+pub fn free_positions(f: &Formula, free: &[&str]) -> BTreeMap<PredSym, BTreeSet<usize>> {
+    let mut out: BTreeMap<PredSym, BTreeSet<usize>> = BTreeMap::new();
+    f.visit(&mut |g| {
+        if let Formula::Pred(p, args) = g {
+            let e = out.entry(p.clone()).or_default();
+            for (i, a) in args.iter().enumerate() {
+                if free.contains(&a.as_str()) {
+                    e.insert(i);
+                }
+            }
+        }
+    });
+    out
+}
+
 /// True when every quantifier of `f` binds a variable that a positive atom of a field
 /// in `fields` links to a free variable (see the module documentation); `TC` is not
 /// guarded.

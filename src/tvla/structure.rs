@@ -10,7 +10,8 @@
 //! isomorphic structures compare and hash equal.
 
 use super::analysis::{
-    clause, clause_rules, definition_rules, guarded, nonlocal_preds, polarity, Pol, PolKey,
+    clause, clause_rules, definition_rules, free_positions, guarded, nonlocal_preds, polarity, Pol,
+    PolKey,
 };
 use super::class::{PredDef, ShapeClass};
 use super::eval::{Compiled, Evaluator};
@@ -55,6 +56,8 @@ pub struct InstrInfo {
     pub nonlocal: BTreeSet<PredSym>,
     /// Whether every quantifier of the definition is guarded by a field atom.
     pub guarded: bool,
+    /// Argument positions holding a free variable, per predicate.
+    pub free_pos: BTreeMap<PredSym, BTreeSet<usize>>,
 }
 
 /// A compiled [`ShapeClass`]: predicate tables, abstraction predicates, compiled
@@ -215,6 +218,7 @@ impl Vocab {
                 pol: polarity(def),
                 nonlocal: nonlocal_preds(def, free),
                 guarded: guarded(def, free, &field_syms),
+                free_pos: free_positions(def, free),
             });
         }
         v.constraints = class

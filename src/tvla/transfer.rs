@@ -650,7 +650,7 @@ fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
         let local = relevant.iter().all(|(p, _)| !ins.nonlocal.contains(*p))
             && (!domain_effect || ins.guarded);
         let touched = if local {
-            touched_nodes(pre, &cur, &relevant, ch.domain)
+            touched_nodes(pre, &cur, &relevant, ch.domain, ins)
         } else {
             None
         };
@@ -775,6 +775,7 @@ fn touched_nodes(
     cur: &Structure,
     relevant: &[(&PredSym, Dir)],
     domain: Domain,
+    ins: &super::structure::InstrInfo,
 ) -> Option<BTreeSet<usize>> {
     let voc = pre.vocab();
     let mut out = BTreeSet::new();
@@ -801,11 +802,17 @@ fn touched_nodes(
                 }
             }
             (_, i) => {
+                let pos = ins.free_pos.get(*p);
+                let at = |k: usize| pos.is_none_or(|s| s.contains(&k));
                 for a in (0..n).filter(|v| exists_old(*v)) {
                     for b in (0..n).filter(|v| exists_old(*v)) {
                         if pre.get2(i, old(a), old(b)) != cur.get2(i, a, b) {
-                            out.insert(a);
-                            out.insert(b);
+                            if at(0) {
+                                out.insert(a);
+                            }
+                            if at(1) {
+                                out.insert(b);
+                            }
                         }
                     }
                 }
