@@ -275,3 +275,67 @@ fn dll_concat_keeps_cancellation() {
     }
     assert!(!fix.states[8].is_empty());
 }
+
+/// HeapToShape cost: canonical abstraction of a large explicit heap (a DLL of 200 cells
+/// and a complete binary tree of 127 cells with parent pointers).
+#[test]
+fn heap_to_shape_timing() {
+    let class = fam::simple_class(
+        &["a", "b"],
+        &["next", "prev"],
+        vec![
+            fam::reach("a", &["next"]),
+            fam::reach("b", &["next"]),
+            fam::cancel("next", "prev"),
+            fam::cancel("prev", "next"),
+            fam::cyclic(&["next"]),
+        ],
+    );
+    let n = 200;
+    let t0 = Instant::now();
+    let s = Structure::from_concrete(&class, n, &list_facts("a", n, 0, true))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t1 = Instant::now();
+    let b = s.blur();
+    let t2 = Instant::now();
+    println!(
+        "heap-to-shape dll({n}): from_concrete {:.1} ms, blur {:.1} ms -> {} nodes",
+        (t1 - t0).as_secs_f64() * 1e3,
+        (t2 - t1).as_secs_f64() * 1e3,
+        b.len()
+    );
+    assert_eq!(b.len(), 2);
+    let tclass = fam::simple_class(
+        &["root"],
+        &["left", "right", "parent"],
+        vec![
+            fam::reach("root", &["left", "right"]),
+            fam::acyclic(&["left", "right"]),
+            fam::cancel("left", "parent"),
+            fam::cancel("right", "parent"),
+            fam::parent_cancel("parent", "left", "right"),
+            fam::shared(&["left", "right"]),
+        ],
+    );
+    let m = 127;
+    let mut f = vec![Fact::Unary(PredSym::with("pt", &["root"]), 0)];
+    for i in 0..m {
+        for (c, fld) in [(2 * i + 1, "left"), (2 * i + 2, "right")] {
+            if c < m {
+                f.push(Fact::Binary(PredSym::plain(fld), i, c));
+                f.push(Fact::Binary(PredSym::plain("parent"), c, i));
+            }
+        }
+    }
+    let t0 = Instant::now();
+    let s = Structure::from_concrete(&tclass, m, &f).unwrap_or_else(|e| panic!("{e}"));
+    let b = s.blur();
+    println!(
+        "heap-to-shape tree({m}): {:.1} ms -> {} nodes",
+        t0.elapsed().as_secs_f64() * 1e3,
+        b.len()
+    );
+    assert_eq!(b.len(), 2);
+    let pc = PredSym::with("pcancel", &["parent", "left", "right"]);
+    assert!(all_nodes(&b, &pc, Kleene::True));
+}

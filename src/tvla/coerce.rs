@@ -45,6 +45,27 @@ pub fn coerce(mut s: Structure) -> Option<Structure> {
     Some(s)
 }
 
+/// Integrity check of a structure whose instrumentation values were computed from
+/// their definitions (e.g. a concrete heap): the built-in rules and the class
+/// constraints only (the derived rules hold by construction); `None` on violation.
+pub fn check_integrity(mut s: Structure) -> Option<Structure> {
+    let mut changed = false;
+    if !builtin_rules(&mut s, &mut changed) {
+        return None;
+    }
+    let voc = s.vocab().clone();
+    for c in &voc.constraints {
+        if eval_closed(&s, c) == Kleene::False {
+            return None;
+        }
+    }
+    if changed {
+        coerce(s)
+    } else {
+        Some(s)
+    }
+}
+
 fn builtin_rules(s: &mut Structure, changed: &mut bool) -> bool {
     let voc = s.vocab().clone();
     let n = s.len();

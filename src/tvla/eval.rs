@@ -319,3 +319,42 @@ impl<'a> Evaluator<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::formula::PredSym;
+    use super::super::structure::Fact;
+    use super::*;
+
+    #[test]
+    fn equality_tc_and_unknown_predicates() {
+        let c = fam::simple_class(&["x"], &["next"], vec![]);
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("next"), 2, 3),
+        ];
+        let s = Structure::from_concrete(&c, 4, &f).unwrap_or_else(|e| panic!("{e}"));
+        let voc = s.vocab().clone();
+        let tc = fam::tc(&["next"])
+            .def
+            .unwrap_or(Formula::Const(Kleene::Half));
+        let ctc = Compiled::new(&voc, &tc, &["v1", "v2"]);
+        let mut ev = Evaluator::new(&s);
+        assert_eq!(ctc.eval(&mut ev, &[0, 3]), Kleene::True);
+        assert_eq!(ctc.eval(&mut ev, &[3, 0]), Kleene::False);
+        assert_eq!(ctc.eval(&mut ev, &[1, 1]), Kleene::False);
+        let b = s.blur();
+        // blurred: x-node and a summary tail; v == v is 1/2 on the summary node
+        let eq = Compiled::new(&voc, &Formula::Eq("a".into(), "a".into()), &["a"]);
+        let mut ev = Evaluator::new(&b);
+        let sm = (0..b.len()).find(|u| b.is_summary(*u)).unwrap_or(0);
+        assert_eq!(eq.eval(&mut ev, &[sm]), Kleene::Half);
+        assert_eq!(eq.eval(&mut ev, &[1 - sm]), Kleene::True);
+        assert_eq!(ctc.eval(&mut ev, &[sm, sm]), Kleene::Half);
+        let unknown = Compiled::new(&voc, &Formula::pred(PredSym::plain("zz"), &["a"]), &["a"]);
+        assert_eq!(unknown.eval(&mut ev, &[0]), Kleene::Half);
+    }
+}

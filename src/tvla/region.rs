@@ -89,3 +89,42 @@ impl ShapeRegion {
         self.structs = keep;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::formula::PredSym;
+    use super::super::structure::Fact;
+    use super::*;
+
+    #[test]
+    fn join_and_subsumption() {
+        let c = fam::simple_class(&["x"], &["next"], vec![fam::reach("x", &["next"])]);
+        let list = |n: usize| {
+            let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+            for i in 0..n - 1 {
+                f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            }
+            Structure::from_concrete(&c, n, &f).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let r1 = ShapeRegion::from_structures(c.clone(), [list(1)]);
+        let r2 = ShapeRegion::from_structures(c.clone(), [list(2)]);
+        let r5 = ShapeRegion::from_structures(c.clone(), [list(5).blur()]);
+        assert!(r2.subsumed_by(&r2));
+        // a summary node stands for one or more cells
+        assert!(r2.subsumed_by(&r5));
+        assert!(!r5.subsumed_by(&r2));
+        // x with no successor is not represented by x followed by a summary tail
+        assert!(!r1.subsumed_by(&r5));
+        let j = r1.join(&r5);
+        assert_eq!(j.len(), 2);
+        assert_eq!(j, r5.join(&r1));
+        assert_eq!(j.join(&j), j);
+        let mut k = j.join(&ShapeRegion::from_structures(c.clone(), [list(4)]));
+        assert_eq!(k.len(), 3);
+        k.reduce();
+        assert_eq!(k.len(), 2);
+        assert!(k.subsumed_by(&j) && j.subsumed_by(&k));
+        assert!(ShapeRegion::empty(c).subsumed_by(&r2));
+    }
+}

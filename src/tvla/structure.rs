@@ -408,7 +408,7 @@ impl Structure {
             }
         }
         let s = s.recompute_instr(None);
-        super::coerce::coerce(s).ok_or(TvlaError::Integrity)
+        super::coerce::check_integrity(s).ok_or(TvlaError::Integrity)
     }
 
     /// The compiled vocabulary.
@@ -890,5 +890,97 @@ impl fmt::Display for Structure {
             }
         }
         write!(f, " }}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::*;
+
+    fn list_class() -> ShapeClass {
+        fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])])
+    }
+
+    fn list(n: usize, head: usize) -> Vec<Fact> {
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), head)];
+        for i in 0..n - 1 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+        }
+        f
+    }
+
+    #[test]
+    fn from_concrete_rejects_bad_input() {
+        let c = list_class();
+        let bad_pred = [Fact::Unary(PredSym::plain("nope"), 0)];
+        assert!(matches!(
+            Structure::from_concrete(&c, 2, &bad_pred),
+            Err(TvlaError::UnknownPredicate(_))
+        ));
+        let instr = [Fact::Unary(PredSym::with("r", &["x", "next"]), 0)];
+        assert!(Structure::from_concrete(&c, 2, &instr).is_err());
+        let range = [Fact::Binary(PredSym::plain("next"), 0, 5)];
+        assert_eq!(
+            Structure::from_concrete(&c, 2, &range),
+            Err(TvlaError::NodeOutOfRange(5))
+        );
+        let two = [
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 0, 0),
+        ];
+        assert_eq!(
+            Structure::from_concrete(&c, 2, &two),
+            Err(TvlaError::Integrity)
+        );
+        let arity = [Fact::Unary(PredSym::plain("next"), 0)];
+        assert!(matches!(
+            Structure::from_concrete(&c, 2, &arity),
+            Err(TvlaError::Arity(_))
+        ));
+    }
+
+    #[test]
+    fn blur_summarises_list_tail() {
+        let c = list_class();
+        let s = Structure::from_concrete(&c, 5, &list(5, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.is_two_valued());
+        let b = s.blur();
+        assert_eq!(b.len(), 2);
+        assert_eq!((0..2).filter(|u| b.is_summary(*u)).count(), 1);
+        assert!(s.embeds_into(&b));
+        assert!(!b.embeds_into(&s));
+        // a list of three cells blurs to the same structure
+        let s3 = Structure::from_concrete(&c, 3, &list(3, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s3.blur(), b);
+    }
+
+    #[test]
+    fn canonical_form_ignores_node_names() {
+        let c = list_class();
+        let a = Structure::from_concrete(&c, 3, &list(3, 0)).unwrap_or_else(|e| panic!("{e}"));
+        // the same list with nodes renamed 0->2, 1->0, 2->1
+        let f = vec![
+            Fact::Unary(PredSym::with("pt", &["x"]), 2),
+            Fact::Binary(PredSym::plain("next"), 2, 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+        ];
+        let b = Structure::from_concrete(&c, 3, &f).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(a, b);
+        assert_eq!(a.canonical(), b.canonical());
+    }
+
+    #[test]
+    fn embedding_is_surjective() {
+        let c = list_class();
+        let mut f = list(2, 0);
+        let without_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
+        let with_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!without_y.embeds_into(&with_y));
+        assert!(!with_y.embeds_into(&without_y));
+        let mut one = Structure::empty(&c);
+        one.add_node(Kleene::False);
+        assert!(!Structure::empty(&c).embeds_into(&one));
     }
 }

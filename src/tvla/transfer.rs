@@ -1039,3 +1039,60 @@ fn differencing<'a>(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::structure::Fact;
+    use super::*;
+
+    fn op_load(x: &str, y: &str) -> PtrOp {
+        PtrOp::Load {
+            x: x.into(),
+            y: y.into(),
+            field: "next".into(),
+        }
+    }
+
+    #[test]
+    fn null_dereference_is_reported_not_panicked() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])]);
+        let empty = Structure::empty(&c);
+        let r = post(&empty, &c, &op_load("y", "x"));
+        assert_eq!(
+            r.errors,
+            vec![AbstractError::MayDerefNull { var: "x".into() }]
+        );
+        assert!(r.structures.is_empty());
+        // free(NULL) is a no-op; untracked pointers are ignored
+        let r = post(&empty, &c, &PtrOp::Free { x: "x".into() });
+        assert_eq!(r.structures, vec![empty.clone()]);
+        let r = post(&empty, &c, &op_load("zz", "qq"));
+        assert!(r.errors.is_empty());
+    }
+
+    #[test]
+    fn load_materialises_the_successor() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])]);
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+        for i in 0..4 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+        }
+        let s = Structure::from_concrete(&c, 5, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let r = post(&s, &c, &op_load("y", "x"));
+        assert!(r.errors.is_empty());
+        // y = x->next: y definitely points to a single cell in every successor
+        let py = c
+            .core
+            .iter()
+            .position(|p| p.sym == PredSym::with("pt", &["y"]));
+        assert!(py.is_some());
+        for t in &r.structures {
+            let i = t.vocab().pt("y").unwrap_or(0);
+            assert_eq!(target(t, i).map(|n| t.is_summary(n)), Some(false), "{t}");
+        }
+        assert_eq!(r.structures.len(), 2); // next(y) is NULL or a summary tail
+    }
+}
