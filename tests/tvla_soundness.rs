@@ -202,7 +202,10 @@ fn embeds_somewhere(c: &Structure, abs: &[Structure]) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(400),
+        .. ProptestConfig::default()
+    })]
 
     /// Single operations: concrete post embeds into the abstract post of blur(s), and
     /// so does its canonical abstraction; concrete null dereferences are reported.

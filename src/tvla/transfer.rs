@@ -22,7 +22,7 @@
 
 use super::class::ShapeClass;
 use super::coerce::{coerce, focus_all, FocusLit};
-use super::eval::{Compiled, Evaluator};
+use super::eval::{CFormula, Compiled, Evaluator};
 use super::families::{self, Family};
 use super::formula::{Kleene, PredSym};
 use super::structure::{Structure, Vocab, SM};
@@ -655,7 +655,8 @@ fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
             None
         };
         // finite differencing
-        let diff = differencing(pre, ins, ch, &relevant, &mut rtc_cache);
+        let diff = differencing(pre, ins, ch, &relevant, &mut rtc_cache)
+            .or_else(|| universal_differencing(pre, &cur, ins, ch, &relevant));
         let old_val = |t: &[usize]| -> Option<Kleene> {
             let o: Option<Vec<usize>> = t.iter().map(|v| old_of(*v)).collect();
             let o = o?;
@@ -891,6 +892,93 @@ fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
         }
     }
     m
+}
+
+/// Quantifier-free formula whose atoms of arity >= 1 are binary.
+fn qf_binary(f: &CFormula) -> bool {
+    match f {
+        CFormula::Const(_) | CFormula::P0(_) | CFormula::P2(..) | CFormula::Eq(..) => true,
+        CFormula::P1(..) => true,
+        CFormula::Not(g) => qf_binary(g),
+        CFormula::And(gs) | CFormula::Or(gs) => gs.iter().all(qf_binary),
+        CFormula::Implies(a, b) | CFormula::Iff(a, b) => qf_binary(a) && qf_binary(b),
+        CFormula::Exists(..) | CFormula::Forall(..) | CFormula::Tc { .. } => false,
+    }
+}
+
+/// Differencing for unary definitions `A w. psi(v, w)` / `E w. psi(v, w)` with a
+/// quantifier-free `psi` when only binary predicates changed: the tuples that changed
+/// have all their endpoints in a node set `C`, so the part of the quantifier over
+/// `w` outside `C` keeps its old value (recovered from the stored value where
+/// possible) and only `w` in `C` is re-evaluated.
+fn universal_differencing<'a>(
+    pre: &Structure,
+    cur: &Structure,
+    ins: &super::structure::InstrInfo,
+    ch: &Change,
+    relevant: &[(&PredSym, Dir)],
+) -> Option<DiffFn<'a>> {
+    if ch.domain != Domain::Same || ins.arity != 1 || relevant.is_empty() {
+        return None;
+    }
+    let (forall, wslot, body) = match &ins.def.f {
+        CFormula::Forall(w, b) => (true, *w, b.as_ref()),
+        CFormula::Exists(w, b) => (false, *w, b.as_ref()),
+        _ => return None,
+    };
+    if !qf_binary(body) {
+        return None;
+    }
+    let voc = pre.vocab();
+    let n = pre.len();
+    let mut c = BTreeSet::new();
+    for (p, _) in relevant {
+        let (2, i) = voc.lookup(p)? else {
+            return None;
+        };
+        for a in 0..n {
+            for b in 0..n {
+                if pre.get2(i, a, b) != cur.get2(i, a, b) {
+                    c.insert(a);
+                    c.insert(b);
+                }
+            }
+        }
+    }
+    let part = |s: &Structure, v: usize| -> Kleene {
+        let mut ev = Evaluator::new(s);
+        let mut env = vec![0usize; ins.def.slots];
+        env[0] = v;
+        let mut acc = Kleene::from_bool(forall);
+        for w in &c {
+            env[wslot] = *w;
+            let k = ev.eval(body, &mut env);
+            acc = if forall { acc.and(k) } else { acc.or(k) };
+        }
+        acc
+    };
+    let vals: Vec<Kleene> = (0..n)
+        .map(|v| {
+            let old = pre.get1(ins.idx, v);
+            let (old_part, new_part) = (part(pre, v), part(cur, v));
+            if forall {
+                let rest = if old == Kleene::True || old_part == Kleene::True {
+                    old
+                } else {
+                    Kleene::Half
+                };
+                rest.and(new_part)
+            } else {
+                let rest = if old == Kleene::False || old_part == Kleene::False {
+                    old
+                } else {
+                    Kleene::Half
+                };
+                rest.or(new_part)
+            }
+        })
+        .collect();
+    Some(Box::new(move |t: &[usize]| vals.get(t[0]).copied()))
 }
 
 fn differencing<'a>(
