@@ -400,3 +400,74 @@ pub fn eval_closed(s: &Structure, c: &Compiled) -> Kleene {
     let mut ev = Evaluator::new(s);
     c.eval(&mut ev, &[])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::formula::{Formula, PredSym};
+    use super::super::structure::Fact;
+    use super::*;
+
+    #[test]
+    fn focus_materialises_pointer_target() {
+        // pt[y] is not an abstraction predicate: y's cell hides in the summary tail
+        let mut c = fam::simple_class(&["x", "y"], &["next"], vec![]);
+        c.abs.retain(|p| p.params != ["y"]);
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Unary(PredSym::with("pt", &["y"]), 2),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("next"), 2, 3),
+        ];
+        let s = Structure::from_concrete(&c, 4, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        assert_eq!(s.len(), 2);
+        let py = s.vocab().pt("y").unwrap_or(0);
+        let out = focus(s, FocusLit::Unary(py));
+        // y NULL, y = the whole (then single-cell) tail, or y inside a split tail
+        assert_eq!(out.len(), 3);
+        for t in &out {
+            for u in 0..t.len() {
+                assert_ne!(t.get1(py, u), Kleene::Half);
+                if t.get1(py, u) == Kleene::True {
+                    assert!(!t.is_summary(u));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn class_constraints_refine_and_refute() {
+        let mut c = fam::simple_class(&["x"], &["next", "prev"], vec![]);
+        // doubly linked: next(v, w) -> prev(w, v)
+        c.constraints.push(Formula::Forall(
+            "v".into(),
+            Box::new(Formula::Forall(
+                "w".into(),
+                Box::new(Formula::Implies(
+                    Box::new(Formula::pred(PredSym::plain("next"), &["v", "w"])),
+                    Box::new(Formula::pred(PredSym::plain("prev"), &["w", "v"])),
+                )),
+            )),
+        ));
+        let ok = [
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("prev"), 1, 0),
+        ];
+        assert!(Structure::from_concrete(&c, 2, &ok).is_ok());
+        let bad = [Fact::Binary(PredSym::plain("next"), 0, 1)];
+        assert!(Structure::from_concrete(&c, 2, &bad).is_err());
+        // refinement: a 1/2 prev edge backing a definite next edge becomes 1
+        let mut s = Structure::from_concrete(&c, 2, &ok).unwrap_or_else(|e| panic!("{e}"));
+        let prev = s.vocab().field("prev").unwrap_or(0);
+        s.set2(prev, 1, 0, Kleene::Half);
+        let t = coerce(s).unwrap_or_else(|| panic!("feasible"));
+        assert_eq!(t.get2(prev, 1, 0), Kleene::True);
+        // refutation: a definite missing prev edge
+        let mut s = Structure::from_concrete(&c, 2, &ok).unwrap_or_else(|e| panic!("{e}"));
+        s.set2(prev, 1, 0, Kleene::False);
+        assert!(coerce(s).is_none());
+    }
+}
