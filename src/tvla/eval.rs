@@ -283,6 +283,9 @@ impl<'a> Evaluator<'a> {
                 deps,
             } => {
                 let n = s.len();
+                if n == 0 {
+                    return False;
+                }
                 let key = (*id, deps.iter().map(|d| env[*d]).collect::<Vec<_>>());
                 let m = if let Some(m) = self.tc.get(&key) {
                     m.clone()

@@ -263,6 +263,44 @@ impl Vocab {
                 }
             }
         }
+        // closure facts: tc[F] is transitive, an edge followed by a path is a path, and
+        // c[F] / acyc[F] are tc[F](v, v) / its negation
+        let strs = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for p in &class.instr {
+            let Some(Family::Tc(fs)) = recognize(p) else {
+                continue;
+            };
+            let tc = |a: &str, b: &str| Formula::pred(p.sym.clone(), &[a, b]);
+            rules.extend(clause_rules(
+                &strs(&["a", "b", "c"]),
+                &[
+                    (tc("a", "b"), false),
+                    (tc("b", "c"), false),
+                    (tc("a", "c"), true),
+                ],
+            ));
+            for f in &fs {
+                let e = Formula::pred(PredSym::plain(f.clone()), &["a", "b"]);
+                rules.extend(clause_rules(
+                    &strs(&["a", "b", "c"]),
+                    &[(e, false), (tc("b", "c"), false), (tc("a", "c"), true)],
+                ));
+            }
+            for q in &class.instr {
+                let me = Formula::pred(q.sym.clone(), &["v"]);
+                let sign = match recognize(q) {
+                    Some(Family::Cyclic(g)) if g == fs => true,
+                    Some(Family::Acyclic(g)) if g == fs => false,
+                    _ => continue,
+                };
+                let vv = (tc("v", "v"), true);
+                rules.extend(clause_rules(
+                    &strs(&["v"]),
+                    &[(me.clone(), !sign), vv.clone()],
+                ));
+                rules.extend(clause_rules(&strs(&["v"]), &[(me, sign), (vv.0, false)]));
+            }
+        }
         v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
         v
     }
