@@ -326,7 +326,9 @@ impl Vocab {
     }
 }
 
-/// A three-valued logical structure; see the module documentation.
+/// A three-valued logical structure; see the module documentation. The raw accessors
+/// (`get*`/`set*`) take indices from [`Vocab`] and node numbers `< len()` and panic
+/// otherwise; [`Structure::value`] is the checked accessor by symbol.
 #[derive(Clone)]
 pub struct Structure {
     voc: Arc<Vocab>,
