@@ -184,7 +184,7 @@ fn op(kind: Kind) -> impl Strategy<Value = PtrOp> {
 fn heap_and_ops() -> impl Strategy<Value = (Heap, Vec<PtrOp>)> {
     heap().prop_flat_map(|h| {
         let k = h.kind;
-        (Just(h), proptest::collection::vec(op(k), 1..=4))
+        (Just(h), proptest::collection::vec(op(k), 1..=6))
     })
 }
 
