@@ -27,6 +27,21 @@ pub enum Command {
         /// The C file.
         file: PathBuf,
     },
+    /// Explore FILE explicitly and print explicit-heap samples with the invariants
+    /// they satisfy and the recognised data structure per struct type.
+    Samples {
+        /// The C file (or a JSON-serialised CFA program).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::explicit::render::Format,
+        /// Number of samples to collect.
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Minimum depth (structure nodes) of a sample.
+        #[arg(long = "min-nodes", default_value_t = 4)]
+        min_nodes: usize,
+    },
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -39,5 +54,11 @@ pub fn run(cli: Cli) -> i32 {
             );
             crate::diag::exit::UNKNOWN
         }
+        Command::Samples {
+            file,
+            format,
+            samples,
+            min_nodes,
+        } => crate::explicit::render::run_cli(&file, format, samples, min_nodes),
     }
 }

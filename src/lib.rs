@@ -5,4 +5,5 @@
 pub mod cfa;
 pub mod cli;
 pub mod diag;
+pub mod explicit;
 pub mod tvla;
