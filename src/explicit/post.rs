@@ -167,6 +167,57 @@ impl<'p> Domain<'p> {
         }
     }
 
+    /// [`Domain::post_step`] without errors, for reachability analyses (a CPA): a
+    /// NULL dereference ends the path (no successor; `&NULL->f` gives ⊤ instead), a
+    /// dereference of a dangling, non-pointer or ill-typed pointer is executed as if
+    /// the pointer were ⊤ (which also becomes ⊤), an invalid or double `free` keeps the
+    /// state, and an ill-formed step has no successor (logged). Sound
+    /// over-approximation of the concrete post in every case.
+    pub fn post_sound(
+        &self,
+        s: &ExplicitState,
+        step: Step,
+        tracked: &dyn Fn(VarId) -> bool,
+    ) -> Successors {
+        match self.post_step(s, step, tracked) {
+            Ok(v) => v,
+            Err(ExplicitError::NullDeref { .. }) => {
+                let op = match step {
+                    Step::Edge(e) => self.prog.graph.edge_weight(e).map(|w| &w.op),
+                    _ => None,
+                };
+                match op {
+                    Some(Op::FieldAddr { dst, .. }) => {
+                        let mut t = s.clone();
+                        set_top(&mut t, *dst);
+                        t.canonicalize();
+                        vec![t]
+                    }
+                    _ => vec![],
+                }
+            }
+            Err(
+                ExplicitError::NotAPointer { ptr }
+                | ExplicitError::UseAfterFree { ptr }
+                | ExplicitError::BadAccess { ptr, .. },
+            ) => {
+                let mut t = s.clone();
+                set_top(&mut t, ptr);
+                self.post_step(&t, step, tracked).unwrap_or_else(|e| {
+                    tracing::warn!("explicit post failed twice: {e}");
+                    vec![]
+                })
+            }
+            Err(ExplicitError::DoubleFree { .. } | ExplicitError::InvalidFree { .. }) => {
+                vec![s.clone()]
+            }
+            Err(e @ ExplicitError::BadStep(_)) => {
+                tracing::error!("explicit post: {e}");
+                vec![]
+            }
+        }
+    }
+
     /// The abstract post of one intraprocedural operation under precision `tracked`
     /// (Θ(l) of the target location: untracked destinations become ⊤).
     pub fn post_op(

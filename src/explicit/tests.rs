@@ -1145,3 +1145,67 @@ fn sampler_recognises_alloc_list_as_dll() {
     let j = super::render::json(&prog, &r);
     assert_eq!(j["structs"][0]["data_structure"]["kind"], "dll");
 }
+
+#[test]
+fn cli_reads_json_programs() {
+    let prog = alloc_list_prog();
+    let path = std::env::temp_dir().join(format!("shapemc_alloc_list_{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&prog).unwrap()).unwrap();
+    assert_eq!(
+        super::render::run_cli(&path, super::render::Format::Json, 2, 3),
+        0
+    );
+    let missing = std::env::temp_dir().join("shapemc_no_such_file.json");
+    assert_eq!(
+        super::render::run_cli(&missing, super::render::Format::Text, 2, 3),
+        2
+    );
+    if std::env::var_os("SHAPEMC_KEEP_JSON").is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+#[test]
+fn post_sound_never_errs() {
+    let mut prog = op_prog();
+    let s = SrcLoc::default();
+    let a = prog.add_loc(0, s, LocKind::Normal);
+    let b = prog.add_loc(0, s, LocKind::Normal);
+    let load = prog.add_edge(
+        a,
+        b,
+        Op::Load {
+            dst: 1,
+            ptr: 0,
+            field: fr(1),
+        },
+        s,
+    );
+    let fa = prog.add_edge(
+        a,
+        b,
+        Op::FieldAddr {
+            dst: 3,
+            ptr: 0,
+            field: fr(1),
+        },
+        s,
+    );
+    let free = prog.add_edge(a, b, Op::Free { ptr: 0 }, s);
+    let d = Domain::new(&prog, true);
+    let mut h = d.initial();
+    h.vars[0] = Value::NULL;
+    assert!(
+        d.post_sound(&h, Step::Edge(load), &all).is_empty(),
+        "NULL deref ends the path"
+    );
+    assert!(one(Ok(d.post_sound(&h, Step::Edge(fa), &all)))
+        .var(3)
+        .is_top());
+    // Dangling pointer: load gives ⊤.
+    let mut g = d.initial();
+    g.vars[0] = Value::ptr(1);
+    let r = one(Ok(d.post_sound(&g, Step::Edge(load), &all)));
+    assert!(r.var(1).is_top() && r.var(0).is_top());
+    assert_eq!(one(Ok(d.post_sound(&g, Step::Edge(free), &all))), g);
+}
