@@ -12,7 +12,8 @@ use super::depth::{SampleCollector, SampleThreshold};
 use super::infer::{classify, Classification};
 use super::post::Domain;
 use super::ExplicitState;
-use crate::cfa::{EdgeId, Expr, LocKind, Node, Op, Program, Step, StructId, VarId};
+use crate::cfa::{EdgeId, Expr, LocKind, Node, Op, Program, Scope, Step, StructId, VarId};
+use fixedbitset::FixedBitSet;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
@@ -39,6 +40,9 @@ pub struct SamplerConfig {
     /// Heap allocations never return NULL.
     pub malloc_never_fails: bool,
     pub sites: SampleSites,
+    /// Forget (set to ⊤) local variables that are dead at the reached location, so
+    /// that states differing only in stale temporaries are merged.
+    pub kill_dead: bool,
 }
 
 impl Default for SamplerConfig {
@@ -50,6 +54,7 @@ impl Default for SamplerConfig {
             max_call_depth: 32,
             malloc_never_fails: false,
             sites: SampleSites::Stable,
+            kill_dead: true,
         }
     }
 }
@@ -158,6 +163,7 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         }
     };
     let site_ok = |n: Node| cfg.sites == SampleSites::All || stable.contains(&n);
+    let live = cfg.kill_dead.then(|| liveness(prog));
     let mut collector = SampleCollector::new(cfg.threshold);
     let mut nodes_of: Vec<usize> = Vec::new();
     let mut seen: HashSet<(Node, Vec<EdgeId>, ExplicitState)> = HashSet::new();
@@ -261,7 +267,10 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
                 }
             }
         }
-        for item in next {
+        for mut item in next {
+            if let Some(live) = &live {
+                kill_dead(prog, live, item.0, &mut item.2);
+            }
             if !seen.contains(&item) {
                 seen.insert(item.clone());
                 queue.push_back(item);
@@ -299,5 +308,103 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         errors,
         error_locations,
         classifications,
+    }
+}
+
+/// Variables read by an operation (on its edge).
+fn op_uses(op: &Op, out: &mut Vec<VarId>) {
+    match op {
+        Op::Assign { src, .. } => src.vars(out),
+        Op::Load { ptr, .. } | Op::FieldAddr { ptr, .. } | Op::LoadIndirect { ptr, .. } => {
+            out.push(*ptr)
+        }
+        Op::Store { ptr, src, .. } | Op::StoreIndirect { ptr, src } => {
+            out.push(*ptr);
+            src.vars(out);
+        }
+        Op::Free { ptr } => out.push(*ptr),
+        Op::Assume { cond } => cond.vars(out),
+        Op::Call { args, .. } => args.iter().for_each(|a| a.vars(out)),
+        Op::Skip | Op::Nondet { .. } | Op::Alloc { .. } | Op::Error | Op::Halt => {}
+    }
+}
+
+/// The variable an operation defines.
+fn op_def(op: &Op) -> Option<VarId> {
+    match op {
+        Op::Assign { dst, .. }
+        | Op::Nondet { dst }
+        | Op::Load { dst, .. }
+        | Op::FieldAddr { dst, .. }
+        | Op::LoadIndirect { dst, .. }
+        | Op::Alloc { dst, .. } => Some(*dst),
+        Op::Call { ret, .. } => *ret,
+        _ => None,
+    }
+}
+
+/// Live variables at every location (intraprocedural backward analysis; a call edge
+/// reads its arguments and defines its `ret`; a function exit reads `Function::ret`).
+pub fn liveness(prog: &Program) -> Vec<FixedBitSet> {
+    let n = prog.graph.node_count();
+    let nv = prog.vars.len();
+    let mut live = vec![FixedBitSet::with_capacity(nv); n];
+    for f in &prog.functions {
+        if let (Some(r), Some(l)) = (f.ret, live.get_mut(f.exit.index())) {
+            if r < nv {
+                l.insert(r);
+            }
+        }
+    }
+    let mut changed = true;
+    let mut uses = Vec::new();
+    while changed {
+        changed = false;
+        for i in (0..n).rev() {
+            let node = Node::new(i);
+            let mut acc = live[i].clone();
+            for (_, to, e) in prog.successors(node) {
+                let mut out = live[to.index()].clone();
+                if let Some(d) = op_def(&e.op) {
+                    if d < nv {
+                        out.set(d, false);
+                    }
+                }
+                uses.clear();
+                op_uses(&e.op, &mut uses);
+                for &u in &uses {
+                    if u < nv {
+                        out.insert(u);
+                    }
+                }
+                acc.union_with(&out);
+            }
+            if acc != live[i] {
+                live[i] = acc;
+                changed = true;
+            }
+        }
+    }
+    live
+}
+
+/// Sets the dead locals of the function of `at` to ⊤.
+fn kill_dead(prog: &Program, live: &[FixedBitSet], at: Node, s: &mut ExplicitState) {
+    let Some(loc) = prog.graph.node_weight(at) else {
+        return;
+    };
+    let Some(l) = live.get(at.index()) else {
+        return;
+    };
+    let mut changed = false;
+    for (x, var) in prog.vars.iter().enumerate() {
+        let mine = matches!(var.scope, Scope::Local(f) | Scope::Temp(f) | Scope::Param(f) if f == loc.func);
+        if mine && !l.contains(x) && !s.var(x).is_top() {
+            s.vars[x] = super::Value::Top;
+            changed = true;
+        }
+    }
+    if changed {
+        s.canonicalize();
     }
 }
