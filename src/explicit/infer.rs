@@ -8,7 +8,10 @@
 //! field of `B` to `B`. A pair *holds on the samples* if no sample violates it and at
 //! least one sample supports it non-vacuously (see [`super::invariants`]).
 //!
-//! The chosen data structure is the most specific one whose invariants hold, in the
+//! The chosen data structure is the most specific one whose invariants hold on most
+//! samples ([`PairResult::holds_mostly`]: supported at least once, violated by fewer
+//! than half of the samples, so that a sample taken in the middle of an update or
+//! after a bug corrupted the structure does not hide it), in the
 //! order tree with parent > tree > list of lists > doubly-linked list > singly-linked
 //! list (cyclic when `cyclic_list(next)` holds and `acyclic_list(next)` does not);
 //! among bindings of the same kind the one supported by most samples wins, then the
@@ -108,6 +111,12 @@ impl PairResult {
     /// No sample violates it and at least one supports it.
     pub fn holds(&self) -> bool {
         self.violated == 0 && self.supported > 0
+    }
+    /// At least one sample supports it and fewer than half of the samples violate it
+    /// (what the data-structure choice uses: robust to a few samples taken in the
+    /// middle of an update or after a bug corrupted the structure).
+    pub fn holds_mostly(&self) -> bool {
+        self.supported > 0 && 2 * self.violated < self.supported + self.vacuous + self.violated
     }
 }
 
@@ -261,7 +270,7 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
     let holds = |inv: Invariant, f: &[FieldRef]| {
         pairs
             .iter()
-            .any(|p| p.invariant == inv && p.binding.fields == f && p.holds())
+            .any(|p| p.invariant == inv && p.binding.fields == f && p.holds_mostly())
     };
     let cyclic =
         |n: FieldRef| holds(Invariant::CyclicList, &[n]) && !holds(Invariant::AcyclicList, &[n]);
@@ -293,7 +302,7 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
     // DLL: doubly_linked(next, prev) with next and prev both lists of the same kind.
     let mut dlls: Vec<&PairResult> = pairs
         .iter()
-        .filter(|p| p.invariant == Invariant::DoublyLinked && p.holds())
+        .filter(|p| p.invariant == Invariant::DoublyLinked && p.holds_mostly())
         .filter(|p| listy(p.binding.fields[0]) && listy(p.binding.fields[1]))
         .collect();
     dlls.sort_by(|a, b| {

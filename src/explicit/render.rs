@@ -103,13 +103,20 @@ pub fn text(prog: &Program, r: &SampleReport) -> String {
             c.chosen.name(),
             c.sample_sizes
         );
-        for p in c.holding() {
+        for p in c.pairs.iter().filter(|p| p.holds_mostly()) {
+            let total = p.supported + p.vacuous + p.violated;
             let _ = writeln!(
                 o,
-                "  holds: {}  [{} of {} samples non-vacuous]",
+                "  {}: {}  [non-vacuous in {} of {} samples{}]",
+                if p.holds() { "holds" } else { "holds on most" },
                 pair_str(prog, p.invariant, &p.binding),
                 p.supported,
-                p.supported + p.vacuous
+                total,
+                if p.violated > 0 {
+                    format!(", violated in {}", p.violated)
+                } else {
+                    String::new()
+                }
             );
         }
     }
@@ -179,24 +186,30 @@ pub fn dot(prog: &Program, r: &SampleReport) -> String {
     o
 }
 
-/// JSON rendering: per struct type the samples' sizes, the invariants that hold with
-/// the fields they were checked on, and the chosen data structure.
+/// JSON rendering: per struct type the samples' sizes, the invariants that hold on all
+/// samples with the fields they were checked on (`invariants`), those that hold on
+/// most but not all (`invariants_on_most_samples`), and the chosen data structure.
 pub fn json(prog: &Program, r: &SampleReport) -> serde_json::Value {
     let structs: Vec<serde_json::Value> = r
         .classifications
         .iter()
         .map(|c| {
-            let inv: Vec<serde_json::Value> = c
-                .holding()
-                .map(|p| {
-                    json!({
-                        "name": p.invariant.name(),
-                        "roles": p.invariant.roles(),
-                        "fields": p.binding.field_names(prog),
-                        "supported": p.supported,
-                        "vacuous": p.vacuous,
-                    })
+            let entry = |p: &super::infer::PairResult| {
+                json!({
+                    "name": p.invariant.name(),
+                    "roles": p.invariant.roles(),
+                    "fields": p.binding.field_names(prog),
+                    "supported": p.supported,
+                    "vacuous": p.vacuous,
+                    "violated": p.violated,
                 })
+            };
+            let inv: Vec<serde_json::Value> = c.holding().map(entry).collect();
+            let most: Vec<serde_json::Value> = c
+                .pairs
+                .iter()
+                .filter(|p| p.holds_mostly() && !p.holds())
+                .map(entry)
                 .collect();
             let fields: Vec<String> = c
                 .chosen
@@ -213,6 +226,7 @@ pub fn json(prog: &Program, r: &SampleReport) -> serde_json::Value {
                 "struct": struct_name(prog, c.strukt),
                 "sample_sizes": c.sample_sizes,
                 "invariants": inv,
+                "invariants_on_most_samples": most,
                 "data_structure": { "kind": c.chosen.name(), "fields": fields },
             })
         })

@@ -8,7 +8,7 @@
 //! that loops building structures run a few rounds. Deterministic: no clocks, no
 //! hash-order dependence.
 
-use super::depth::{SampleCollector, SampleThreshold};
+use super::depth::{sample_key, SampleCollector, SampleThreshold};
 use super::infer::{classify, Classification};
 use super::post::Domain;
 use super::ExplicitState;
@@ -22,8 +22,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 pub enum SampleSites {
     /// At every explored state.
     All,
-    /// Only at loop heads (targets of back edges) and function entries/exits: places
-    /// where data structures are usually consistent (not in the middle of an update).
+    /// Preferably at loop heads of `main` and return sites of calls in `main` (between
+    /// client-level operations, where data structures are consistent rather than in
+    /// the middle of an update); if those do not give enough samples within the
+    /// budget, also at loop heads and entries/exits of other functions.
     Stable,
 }
 
@@ -151,21 +153,44 @@ fn succs(prog: &Program, n: Node) -> Vec<Node> {
 pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
     let dom = Domain::new(prog, cfg.malloc_never_fails);
     let all = |_: VarId| true;
-    let stable: BTreeSet<Node> = match cfg.sites {
-        SampleSites::All => BTreeSet::new(),
-        SampleSites::Stable => {
-            let mut s = loop_heads(prog);
-            for f in &prog.functions {
-                s.insert(f.entry);
-                s.insert(f.exit);
+    // Primary sites: loop heads of `main` and return sites of calls made by `main`
+    // (between client-level operations structures are consistent); secondary: loop
+    // heads and entries/exits of every function, used when the primary sites do not
+    // yield enough samples within the budget.
+    let heads = loop_heads(prog);
+    let mut primary: BTreeSet<Node> = BTreeSet::new();
+    let mut secondary: BTreeSet<Node> = heads.clone();
+    for f in &prog.functions {
+        secondary.insert(f.entry);
+        secondary.insert(f.exit);
+    }
+    for n in prog.graph.node_indices() {
+        if prog.graph[n].func != prog.main {
+            continue;
+        }
+        if heads.contains(&n) {
+            primary.insert(n);
+        }
+        for (_, to, e) in prog.successors(n) {
+            if matches!(e.op, Op::Call { .. }) {
+                primary.insert(to);
             }
-            s
+        }
+    }
+    let tier = |n: Node| -> Option<usize> {
+        match cfg.sites {
+            SampleSites::All => Some(0),
+            SampleSites::Stable if primary.contains(&n) => Some(0),
+            SampleSites::Stable if secondary.contains(&n) => Some(1),
+            SampleSites::Stable => None,
         }
     };
-    let site_ok = |n: Node| cfg.sites == SampleSites::All || stable.contains(&n);
     let live = cfg.kill_dead.then(|| liveness(prog));
-    let mut collector = SampleCollector::new(cfg.threshold);
-    let mut nodes_of: Vec<usize> = Vec::new();
+    let mut collectors = [
+        SampleCollector::new(cfg.threshold),
+        SampleCollector::new(cfg.threshold),
+    ];
+    let mut nodes_of: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut seen: HashSet<(Node, Vec<EdgeId>, ExplicitState)> = HashSet::new();
     let mut queue: VecDeque<(Node, Vec<EdgeId>, ExplicitState)> = VecDeque::new();
     let mut errors: BTreeMap<String, usize> = BTreeMap::new();
@@ -178,7 +203,7 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
     }
     let mut budget_exhausted = false;
     while let Some((node, stack, st)) = queue.pop_front() {
-        if collector.done() {
+        if collectors[0].done() {
             break;
         }
         if states >= cfg.state_budget {
@@ -186,8 +211,10 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
             break;
         }
         states += 1;
-        if site_ok(node) && collector.offer(&st) {
-            nodes_of.push(node.index());
+        if let Some(t) = tier(node) {
+            if collectors[t].offer(&st) {
+                nodes_of[t].push(node.index());
+            }
         }
         if prog.is_error(node) {
             error_locations += 1;
@@ -277,17 +304,20 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
             }
         }
     }
-    let samples: Vec<Sample> = collector
-        .kept
-        .iter()
-        .zip(nodes_of)
-        .map(|((s, root, depth), node)| Sample {
-            node,
-            root: *root,
-            depth: *depth,
-            state: s.clone(),
-        })
-        .collect();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut keys = BTreeSet::new();
+    for (c, nodes) in collectors.iter().zip(nodes_of) {
+        for ((st, root, depth), node) in c.kept.iter().zip(nodes) {
+            if samples.len() < cfg.threshold.samples && keys.insert(sample_key(st)) {
+                samples.push(Sample {
+                    node,
+                    root: *root,
+                    depth: *depth,
+                    state: st.clone(),
+                });
+            }
+        }
+    }
     let mut types: BTreeSet<StructId> = BTreeSet::new();
     for s in &samples {
         for c in s.state.heap.values() {
