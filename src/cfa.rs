@@ -406,6 +406,10 @@ pub struct Program {
     pub main: FuncId,
     /// Entry of the synthetic start function (global initialisation, then `main`).
     pub entry: Node,
+    /// True if the program is analysed under the assumption that heap allocation
+    /// (`malloc`/`calloc`) never returns NULL (`--malloc-never-fails`).
+    #[serde(default)]
+    pub malloc_never_fails: bool,
 }
 
 impl Program {
@@ -419,6 +423,7 @@ impl Program {
             functions: Vec::new(),
             main: 0,
             entry: NodeIndex::new(0),
+            malloc_never_fails: false,
         }
     }
 
@@ -606,4 +611,37 @@ pub struct Inputs {
     pub nondet: Vec<i64>,
     /// For each heap `Alloc`, in execution order: true if it returned NULL.
     pub alloc_null: Vec<bool>,
+}
+
+impl Program {
+    /// The interprocedural successors of location `n` under the call stack `stack`
+    /// (innermost call last): each outgoing edge as `Step::Edge`, a `Call` edge as
+    /// `Step::Enter` into the callee's entry, and, at a function exit with a non-empty
+    /// stack, `Step::Leave` to the return site of the innermost call. The caller
+    /// pushes the call edge on `Enter` and pops it on `Leave`.
+    pub fn next_steps(&self, n: Node, stack: &[EdgeId]) -> Vec<(Step, Node)> {
+        let mut out: Vec<(Step, Node)> = self
+            .graph
+            .edges(n)
+            .map(|e| match &e.weight().op {
+                Op::Call { callee, .. } => (Step::Enter(e.id()), self.functions[*callee].entry),
+                _ => (Step::Edge(e.id()), e.target()),
+            })
+            .collect();
+        out.reverse(); // creation order
+        if out.is_empty() && self.graph[n].kind == LocKind::FuncExit {
+            if let Some(&call) = stack.last() {
+                let (_, ret_site) = self.graph.edge_endpoints(call).expect("call edge exists");
+                out.push((Step::Leave(call), ret_site));
+            }
+        }
+        out
+    }
+
+    /// The CFA edge a step executes (for `Leave`, the call edge it returns from).
+    pub fn step_edge(&self, s: Step) -> &Edge {
+        match s {
+            Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => &self.graph[e],
+        }
+    }
 }

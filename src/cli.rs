@@ -41,6 +41,56 @@ pub enum Command {
         /// Minimum depth (structure nodes) of a sample.
         #[arg(long = "min-nodes", default_value_t = 4)]
         min_nodes: usize,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
+    /// Run the program concretely with random nondeterministic values (bug hunting), or
+    /// replay a counterexample. Exit 10 if the error location is reached, else 0
+    /// (with --replay: 10 if the counterexample reaches the error, else 20).
+    Simulate {
+        /// The C file.
+        file: PathBuf,
+        /// Number of random runs.
+        #[arg(long, default_value_t = 100)]
+        runs: u64,
+        /// Seed of the first run (run i uses seed + i); runs are reproducible.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Step limit per run (bounds loops).
+        #[arg(long, default_value_t = 100_000)]
+        max_steps: usize,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+        /// Replay this counterexample (JSON written by `verify --cex`) instead of random runs.
+        #[arg(long, value_name = "CEX")]
+        replay: Option<PathBuf>,
+        /// Print the trace of the first run that reaches the error (always with --replay).
+        #[arg(long)]
+        trace: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::simulate::SimFormat,
+    },
+    /// Print the control-flow automaton the front end builds for a C file.
+    Cfa {
+        /// The C file.
+        file: PathBuf,
+        /// Only this function.
+        #[arg(long)]
+        function: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::frontend::CfaFormat,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
+    /// Shape-class generator library: `scg list`, `scg check FILE`.
+    Scg {
+        #[command(subcommand)]
+        cmd: crate::scg::cli::ScgCommand,
     },
 }
 
@@ -59,6 +109,47 @@ pub fn run(cli: Cli) -> i32 {
             format,
             samples,
             min_nodes,
-        } => crate::explicit::render::run_cli(&file, format, samples, min_nodes),
+            malloc_never_fails,
+        } => {
+            crate::explicit::render::run_cli(&file, format, samples, min_nodes, malloc_never_fails)
+        }
+        Command::Simulate {
+            file,
+            runs,
+            seed,
+            max_steps,
+            malloc_never_fails,
+            replay,
+            trace,
+            format,
+        } => {
+            let o = crate::simulate::SimOptions {
+                runs,
+                seed,
+                max_steps,
+                malloc_never_fails,
+                show_trace: trace,
+                format,
+            };
+            match replay {
+                Some(cex) => crate::simulate::run_replay(&file, &cex, &o),
+                None => crate::simulate::run_simulate(&file, &o),
+            }
+        }
+        Command::Cfa {
+            file,
+            function,
+            format,
+            malloc_never_fails,
+        } => crate::frontend::run_cfa_command(
+            &file,
+            function.as_deref(),
+            format,
+            &crate::frontend::FrontendOptions {
+                malloc_never_fails,
+                ..Default::default()
+            },
+        ),
+        Command::Scg { cmd } => crate::scg::cli::run(cmd),
     }
 }

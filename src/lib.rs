@@ -2,8 +2,15 @@
 //! after "Shape Refinement through Explicit Heap Analysis" (Beyer, Henzinger,
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
+pub mod art;
+pub mod cert;
 pub mod cfa;
 pub mod cli;
+pub mod cpa;
 pub mod diag;
 pub mod explicit;
+pub mod frontend;
+pub mod interp;
+pub mod scg;
+pub mod simulate;
 pub mod tvla;

@@ -83,8 +83,7 @@ pub type Successors = Vec<ExplicitState>;
 #[derive(Clone, Copy, Debug)]
 pub struct Domain<'p> {
     pub prog: &'p Program,
-    /// When true, heap allocations never return NULL (`--malloc-never-fails`);
-    /// `Program` has no such field, so it is a parameter of the domain.
+    /// When true, heap allocations never return NULL (`--malloc-never-fails`).
     pub malloc_never_fails: bool,
 }
 
@@ -95,6 +94,11 @@ impl<'p> Domain<'p> {
             prog,
             malloc_never_fails,
         }
+    }
+
+    /// The domain for `prog` with `malloc_never_fails` taken from the program.
+    pub fn for_program(prog: &'p Program) -> Domain<'p> {
+        Domain::new(prog, prog.malloc_never_fails)
     }
 
     /// `H0`: all variables ⊤, empty heap.

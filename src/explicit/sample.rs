@@ -39,7 +39,7 @@ pub struct SamplerConfig {
     pub nondet_values: Vec<i64>,
     /// Maximum call-stack depth (deeper calls are not explored).
     pub max_call_depth: usize,
-    /// Heap allocations never return NULL.
+    /// Heap allocations never return NULL (also when `Program::malloc_never_fails`).
     pub malloc_never_fails: bool,
     pub sites: SampleSites,
     /// Forget (set to ⊤) local variables that are dead at the reached location, so
@@ -151,7 +151,7 @@ fn succs(prog: &Program, n: Node) -> Vec<Node> {
 
 /// Explores `prog` explicitly and collects samples (see module docs).
 pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
-    let dom = Domain::new(prog, cfg.malloc_never_fails);
+    let dom = Domain::new(prog, cfg.malloc_never_fails || prog.malloc_never_fails);
     let all = |_: VarId| true;
     // Primary sites: loop heads of `main` and return sites of calls made by `main`
     // (between client-level operations structures are consistent); secondary: loop

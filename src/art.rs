@@ -1,0 +1,385 @@
+//! The abstract reachability tree (ART) and `BuildART`, the waitlist algorithm that
+//! extends it under a [`Cpa`] (paper §3.1).
+//!
+//! Invariants:
+//! - node 0 is the root: [`Program::entry`], empty call stack, the CPA's initial state;
+//! - a node is either *expanded* (all successors of all its steps are its children),
+//!   *covered* (by an older, alive, uncovered node at the same location and call stack
+//!   whose state covers its own), or on the waitlist;
+//! - removed nodes ([`Art::remove_subtree`]) are never used again; nodes they covered
+//!   go back to the waitlist, so the tree stays sound after refinement;
+//! - a complete ART (empty waitlist) without a node at an error location is a proof
+//!   that no error location is reachable (the certificate checker re-validates this).
+
+use crate::cfa::{EdgeId, Node, Program, Step};
+use crate::cpa::Cpa;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Index of a node in [`Art::nodes`].
+pub type ArtId = usize;
+
+/// One ART node: location, call stack, abstract state, tree and covering links.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ArtNode<S> {
+    pub loc: Node,
+    /// Call edges of the active calls, innermost last.
+    pub stack: Vec<EdgeId>,
+    pub state: S,
+    /// Parent and the step that led here (None for the root).
+    pub parent: Option<(ArtId, Step)>,
+    pub children: Vec<ArtId>,
+    pub covered_by: Option<ArtId>,
+    /// False once the node was removed by refinement.
+    pub alive: bool,
+    /// True once all successors were computed.
+    pub expanded: bool,
+}
+
+/// Exploration order of the waitlist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+pub enum Order {
+    /// Breadth first (shortest counterexamples first).
+    #[default]
+    Bfs,
+    /// Depth first.
+    Dfs,
+}
+
+/// Limits and options of one `BuildART` call.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub order: Order,
+    /// Stop with [`BuildOutcome::Limit`] when the ART has this many nodes.
+    pub max_nodes: usize,
+    pub deadline: Option<Instant>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            order: Order::Bfs,
+            max_nodes: 1_000_000,
+            deadline: None,
+        }
+    }
+}
+
+/// Why `BuildART` stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildOutcome {
+    /// (a) a node at an error location was created.
+    Error(ArtId),
+    /// (b) the waitlist is empty: the ART is complete (and has no error node).
+    Complete,
+    /// (c) the caller's threshold fired on this node's state (e.g. an explicit heap
+    /// deeper than the sampling threshold).
+    Threshold(ArtId),
+    /// A resource limit or an unsupported feature (e.g. recursion) stopped the search.
+    Limit(String),
+}
+
+/// The abstract reachability tree.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Art<S> {
+    pub nodes: Vec<ArtNode<S>>,
+    waitlist: VecDeque<ArtId>,
+    #[serde(skip)]
+    by_loc: FxHashMap<(Node, Vec<EdgeId>), Vec<ArtId>>,
+}
+
+impl<S: Clone> Art<S> {
+    /// A tree with only the root (at `prog.entry`, empty stack, state `init`).
+    pub fn new(prog: &Program, init: S) -> Art<S> {
+        let mut art = Art {
+            nodes: Vec::new(),
+            waitlist: VecDeque::new(),
+            by_loc: FxHashMap::default(),
+        };
+        art.push(prog.entry, Vec::new(), init, None);
+        art
+    }
+
+    fn push(
+        &mut self,
+        loc: Node,
+        stack: Vec<EdgeId>,
+        state: S,
+        parent: Option<(ArtId, Step)>,
+    ) -> ArtId {
+        let id = self.nodes.len();
+        self.by_loc
+            .entry((loc, stack.clone()))
+            .or_default()
+            .push(id);
+        self.nodes.push(ArtNode {
+            loc,
+            stack,
+            state,
+            parent,
+            children: Vec::new(),
+            covered_by: None,
+            alive: true,
+            expanded: false,
+        });
+        if let Some((p, _)) = parent {
+            self.nodes[p].children.push(id);
+        }
+        self.waitlist.push_back(id);
+        id
+    }
+
+    /// Number of alive nodes.
+    pub fn size(&self) -> usize {
+        self.nodes.iter().filter(|n| n.alive).count()
+    }
+
+    /// True if no node waits for expansion.
+    pub fn is_complete(&self) -> bool {
+        self.waitlist
+            .iter()
+            .all(|&n| !self.nodes[n].alive || self.nodes[n].covered_by.is_some())
+    }
+
+    /// The steps from the root to `n`.
+    pub fn path_to(&self, mut n: ArtId) -> Vec<Step> {
+        let mut steps = Vec::new();
+        while let Some((p, s)) = self.nodes[n].parent {
+            steps.push(s);
+            n = p;
+        }
+        steps.reverse();
+        steps
+    }
+
+    /// The ART nodes from the root to `n` (inclusive).
+    pub fn nodes_to(&self, mut n: ArtId) -> Vec<ArtId> {
+        let mut out = vec![n];
+        while let Some((p, _)) = self.nodes[n].parent {
+            out.push(p);
+            n = p;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Removes `n` and its descendants (refinement). Nodes covered by a removed node
+    /// are uncovered and re-queued; the parent of `n` is re-queued for re-expansion.
+    pub fn remove_subtree(&mut self, n: ArtId) {
+        let mut todo = vec![n];
+        let mut removed = Vec::new();
+        while let Some(m) = todo.pop() {
+            if !self.nodes[m].alive {
+                continue;
+            }
+            self.nodes[m].alive = false;
+            removed.push(m);
+            todo.extend(self.nodes[m].children.iter().copied());
+        }
+        for m in 0..self.nodes.len() {
+            if let Some(c) = self.nodes[m].covered_by {
+                if !self.nodes[c].alive && self.nodes[m].alive {
+                    self.nodes[m].covered_by = None;
+                    self.waitlist.push_back(m);
+                }
+            }
+        }
+        if let Some((p, _)) = self.nodes[n].parent {
+            if self.nodes[p].alive {
+                self.nodes[p].children.retain(|c| !removed.contains(c));
+                self.nodes[p].expanded = false;
+                self.waitlist.push_back(p);
+            }
+        }
+    }
+
+    /// Replaces every alive node's state by `f(node)` (e.g. `Abstract`'s HeapToShape).
+    pub fn map_states(&mut self, mut f: impl FnMut(&ArtNode<S>) -> S) {
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].alive {
+                let s = f(&self.nodes[i]);
+                self.nodes[i].state = s;
+            }
+        }
+    }
+}
+
+/// Extends `art` under `cpa` and `prec` until an error node is created (a), the tree is
+/// complete (b), `threshold` fires on a new node's state (c), or a limit is hit.
+pub fn build<C: Cpa>(
+    cpa: &C,
+    prog: &Program,
+    art: &mut Art<C::State>,
+    prec: &C::Prec,
+    opts: &BuildOptions,
+    threshold: &mut dyn FnMut(&C::State) -> bool,
+) -> BuildOutcome {
+    loop {
+        let next = match opts.order {
+            Order::Bfs => art.waitlist.pop_front(),
+            Order::Dfs => art.waitlist.pop_back(),
+        };
+        let Some(n) = next else {
+            return BuildOutcome::Complete;
+        };
+        let node = &art.nodes[n];
+        if !node.alive || node.covered_by.is_some() || node.expanded {
+            continue;
+        }
+        if prog.is_error(node.loc) {
+            return BuildOutcome::Error(n);
+        }
+        if art.nodes.len() >= opts.max_nodes {
+            art.waitlist.push_front(n);
+            return BuildOutcome::Limit(format!("ART node limit ({}) reached", opts.max_nodes));
+        }
+        if opts.deadline.is_some_and(|d| Instant::now() >= d) {
+            art.waitlist.push_front(n);
+            return BuildOutcome::Limit("time limit reached".into());
+        }
+        let (loc, stack, state) = (node.loc, node.stack.clone(), node.state.clone());
+        art.nodes[n].expanded = true;
+        for (step, to) in prog.next_steps(loc, &stack) {
+            let mut new_stack = stack.clone();
+            match step {
+                Step::Enter(e) => {
+                    if stack.iter().any(|c| callee_entry(prog, *c) == to) {
+                        return BuildOutcome::Limit(format!(
+                            "recursion is not supported (call of {} at {})",
+                            prog.functions[prog.graph[to].func].name, prog.graph[e].src
+                        ));
+                    }
+                    new_stack.push(e);
+                }
+                Step::Leave(_) => {
+                    new_stack.pop();
+                }
+                Step::Edge(_) => {}
+            }
+            for succ in cpa.post(prog, &state, step, to, prec) {
+                let succ = cpa.adjust(succ, to, prec);
+                let child = art.push(to, new_stack.clone(), succ, Some((n, step)));
+                if prog.is_error(to) {
+                    return BuildOutcome::Error(child);
+                }
+                let coverer = art.by_loc[&(to, new_stack.clone())]
+                    .iter()
+                    .copied()
+                    .find(|&m| {
+                        m != child
+                            && art.nodes[m].alive
+                            && art.nodes[m].covered_by.is_none()
+                            && cpa.covers(&art.nodes[m].state, &art.nodes[child].state)
+                    });
+                if let Some(m) = coverer {
+                    art.nodes[child].covered_by = Some(m);
+                } else if threshold(&art.nodes[child].state) {
+                    return BuildOutcome::Threshold(child);
+                }
+            }
+        }
+    }
+}
+
+fn callee_entry(prog: &Program, call: EdgeId) -> Node {
+    match &prog.graph[call].op {
+        crate::cfa::Op::Call { callee, .. } => prog.functions[*callee].entry,
+        _ => Node::end(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfa::{BinOp, Expr, Function, LocKind, Op, Scope, SrcLoc, Ty};
+    use crate::cpa::Locations;
+
+    /// main: while (x < 3) x = x + 1; if (x == 5) error;
+    fn looping() -> Program {
+        let mut p = Program::new("t.c");
+        let x = p.add_var("main::x", Ty::INT, Scope::Local(0));
+        let s = SrcLoc::default();
+        let entry = p.add_loc(0, s, LocKind::FuncEntry);
+        let head = p.add_loc(0, s, LocKind::Normal);
+        let body = p.add_loc(0, s, LocKind::Normal);
+        let after = p.add_loc(0, s, LocKind::Normal);
+        let err = p.add_loc(0, s, LocKind::Error);
+        let exit = p.add_loc(0, s, LocKind::FuncExit);
+        p.add_edge(
+            entry,
+            head,
+            Op::Assign {
+                dst: x,
+                src: Expr::Int(0),
+            },
+            s,
+        );
+        let lt = Expr::bin(BinOp::Lt, Expr::Var(x), Expr::Int(3));
+        p.add_edge(head, body, Op::Assume { cond: lt.clone() }, s);
+        p.add_edge(
+            body,
+            head,
+            Op::Assign {
+                dst: x,
+                src: Expr::bin(BinOp::Add, Expr::Var(x), Expr::Int(1)),
+            },
+            s,
+        );
+        p.add_edge(head, after, Op::Assume { cond: lt.negate() }, s);
+        let eq = Expr::bin(BinOp::Eq, Expr::Var(x), Expr::Int(5));
+        p.add_edge(after, err, Op::Assume { cond: eq.clone() }, s);
+        p.add_edge(after, exit, Op::Assume { cond: eq.negate() }, s);
+        p.functions.push(Function {
+            name: "main".into(),
+            params: vec![],
+            locals: vec![x],
+            ret: None,
+            ret_ty: Ty::Void,
+            entry,
+            exit,
+            src: s,
+        });
+        p.entry = entry;
+        p
+    }
+
+    #[test]
+    fn location_cpa_finds_the_syntactic_error_path() {
+        let prog = looping();
+        let mut art = Art::new(&prog, ());
+        let out = build(
+            &Locations,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        let BuildOutcome::Error(n) = out else {
+            panic!("{out:?}")
+        };
+        assert_eq!(art.path_to(n).len(), 3); // x = 0; assume !(x < 3); assume x == 5
+    }
+
+    #[test]
+    fn removing_a_subtree_requeues_and_completes_again() {
+        let prog = looping();
+        let mut art = Art::new(&prog, ());
+        let BuildOutcome::Error(n) = build(
+            &Locations,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        ) else {
+            panic!()
+        };
+        let before = art.size();
+        art.remove_subtree(n);
+        assert_eq!(art.size(), before - 1);
+        assert!(!art.is_complete());
+    }
+}

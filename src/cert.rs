@@ -1,0 +1,318 @@
+//! Safety certificates: a complete ART written as JSON, and an independent checker.
+//!
+//! The checker does not trust the search. From the program and the certificate alone
+//! it re-establishes, with the CPA's own transfer and coverage operators:
+//! 1. the root is at [`Program::entry`] with an empty call stack and a state that
+//!    covers the CPA's initial state;
+//! 2. tree links are consistent (every non-root node's parent exists and is older,
+//!    and its step is a real step from the parent's location and stack to its own);
+//! 3. every uncovered node is closed: for every step and every abstract successor the
+//!    CPA computes, some child reached by that step covers it;
+//! 4. every covering is a real subsumption by an uncovered node at the same location
+//!    and call stack;
+//! 5. no node is at an error location.
+//!
+//! Together these make the set of node states an inductive invariant that excludes
+//! the error locations, which is what SAFE means.
+
+use crate::art::Art;
+use crate::cfa::{EdgeId, Program, Step};
+use crate::cpa::Cpa;
+use serde::{Deserialize, Serialize};
+
+/// One node of a certificate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CertNode<S> {
+    pub id: usize,
+    /// CFA location (node index) and, for readers, its source position.
+    pub loc: usize,
+    pub src: String,
+    pub stack: Vec<usize>,
+    pub state: S,
+    pub parent: Option<usize>,
+    pub step: Option<Step>,
+    pub covered_by: Option<usize>,
+}
+
+/// A certificate of safety: the nodes of a complete ART with their abstract states and
+/// the final precision (the abstraction that made the proof work).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Certificate<S, P> {
+    pub format: String,
+    pub file: String,
+    pub cpa: String,
+    pub precision: P,
+    pub nodes: Vec<CertNode<S>>,
+}
+
+/// Why a certificate was rejected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CertError {
+    #[error("the certificate has no nodes")]
+    Empty,
+    #[error("node {0}: {1}")]
+    Node(usize, String),
+}
+
+impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
+    /// Builds a certificate from the alive nodes of a (complete) ART, renumbering them.
+    pub fn from_art<C: Cpa<State = S, Prec = P>>(
+        cpa: &C,
+        prog: &Program,
+        art: &Art<S>,
+        prec: &P,
+    ) -> Self {
+        let alive: Vec<usize> = (0..art.nodes.len())
+            .filter(|&i| art.nodes[i].alive)
+            .collect();
+        let mut renum = vec![usize::MAX; art.nodes.len()];
+        for (new, &old) in alive.iter().enumerate() {
+            renum[old] = new;
+        }
+        let nodes = alive
+            .iter()
+            .map(|&old| {
+                let n = &art.nodes[old];
+                CertNode {
+                    id: renum[old],
+                    loc: n.loc.index(),
+                    src: format!(
+                        "{}:{}",
+                        prog.functions[prog.graph[n.loc].func].name, prog.graph[n.loc].src
+                    ),
+                    stack: n.stack.iter().map(|e| e.index()).collect(),
+                    state: n.state.clone(),
+                    parent: n.parent.map(|(p, _)| renum[p]),
+                    step: n.parent.map(|(_, s)| s),
+                    covered_by: n.covered_by.map(|c| renum[c]),
+                }
+            })
+            .collect();
+        Certificate {
+            format: "shapemc-certificate-1".into(),
+            file: prog.file.display().to_string(),
+            cpa: cpa.name().into(),
+            precision: prec.clone(),
+            nodes,
+        }
+    }
+}
+
+/// Checks a certificate against the program with the CPA's operators (see the module
+/// documentation for the five conditions). `Ok(())` means VALID.
+pub fn check<C: Cpa>(
+    cpa: &C,
+    prog: &Program,
+    cert: &Certificate<C::State, C::Prec>,
+) -> Result<(), CertError> {
+    let nodes = &cert.nodes;
+    let root = nodes.first().ok_or(CertError::Empty)?;
+    let bad = |id: usize, msg: String| Err(CertError::Node(id, msg));
+    // ids are positions
+    for (i, n) in nodes.iter().enumerate() {
+        if n.id != i {
+            return bad(i, format!("id {} out of order", n.id));
+        }
+        if n.loc >= prog.graph.node_count() {
+            return bad(i, "location does not exist".into());
+        }
+    }
+    // 1. root
+    if root.parent.is_some() || root.loc != prog.entry.index() || !root.stack.is_empty() {
+        return bad(0, "the root is not the program entry".into());
+    }
+    if !cpa.covers(&root.state, &cpa.initial(prog, &cert.precision)) {
+        return bad(0, "the root state does not cover the initial state".into());
+    }
+    let loc = |n: &CertNode<C::State>| petgraph::graph::NodeIndex::new(n.loc);
+    let stack =
+        |n: &CertNode<C::State>| n.stack.iter().map(|&e| EdgeId::new(e)).collect::<Vec<_>>();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        // 5. no error location
+        if prog.is_error(loc(n)) {
+            return bad(i, format!("node at the error location {}", n.src));
+        }
+        // 2. tree links
+        if i == 0 {
+            continue;
+        }
+        let (Some(p), Some(step)) = (n.parent, n.step) else {
+            return bad(i, "a non-root node without parent or step".into());
+        };
+        if p >= i {
+            return bad(i, "parent is not older than the node".into());
+        }
+        let parent = &nodes[p];
+        let ok = prog
+            .next_steps(loc(parent), &stack(parent))
+            .into_iter()
+            .any(|(s, to)| s == step && to == loc(n) && stack_after(&stack(parent), s) == stack(n));
+        if !ok {
+            return bad(
+                i,
+                format!("step {step:?} does not lead from node {p} to this node"),
+            );
+        }
+        children[p].push(i);
+    }
+    for (i, n) in nodes.iter().enumerate() {
+        match n.covered_by {
+            // 4. coverings
+            Some(c) => {
+                let Some(m) = nodes.get(c) else {
+                    return bad(i, "covering node does not exist".into());
+                };
+                if m.covered_by.is_some() {
+                    return bad(i, format!("covering node {c} is itself covered"));
+                }
+                if m.loc != n.loc || m.stack != n.stack {
+                    return bad(
+                        i,
+                        format!("covering node {c} is at another location or call stack"),
+                    );
+                }
+                if !cpa.covers(&m.state, &n.state) {
+                    return bad(i, format!("node {c} does not cover this node's state"));
+                }
+            }
+            // 3. closedness
+            None => {
+                let st = stack(n);
+                for (step, to) in prog.next_steps(loc(n), &st) {
+                    if let Step::Enter(_) = step {
+                        // recursion is refused by the ART; the checker refuses it too
+                        if st.len() > 64 {
+                            return bad(i, "call stack too deep".into());
+                        }
+                    }
+                    for succ in cpa.post(prog, &n.state, step, to, &cert.precision) {
+                        let succ = cpa.adjust(succ, to, &cert.precision);
+                        let covered = children[i].iter().any(|&c| {
+                            nodes[c].step == Some(step) && cpa.covers(&nodes[c].state, &succ)
+                        });
+                        if !covered {
+                            return bad(
+                                i,
+                                format!("a successor along {step:?} is missing from the tree"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stack_after(stack: &[EdgeId], step: Step) -> Vec<EdgeId> {
+    let mut s = stack.to_vec();
+    match step {
+        Step::Enter(e) => s.push(e),
+        Step::Leave(_) => {
+            s.pop();
+        }
+        Step::Edge(_) => {}
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::art::{build, BuildOptions, BuildOutcome};
+    use crate::cfa::{Function, LocKind, Op, Scope, SrcLoc, Ty};
+    use crate::cpa::Locations;
+
+    /// main: x = 0; while (*) x = x + 1; (no error location)
+    fn safe_loop() -> Program {
+        let mut p = Program::new("t.c");
+        let x = p.add_var("main::x", Ty::INT, Scope::Local(0));
+        let c = p.add_var("main::c", Ty::INT, Scope::Temp(0));
+        let s = SrcLoc::default();
+        let entry = p.add_loc(0, s, LocKind::FuncEntry);
+        let head = p.add_loc(0, s, LocKind::Normal);
+        let test = p.add_loc(0, s, LocKind::Normal);
+        let body = p.add_loc(0, s, LocKind::Normal);
+        let exit = p.add_loc(0, s, LocKind::FuncExit);
+        p.add_edge(
+            entry,
+            head,
+            Op::Assign {
+                dst: x,
+                src: crate::cfa::Expr::Int(0),
+            },
+            s,
+        );
+        p.add_edge(head, test, Op::Nondet { dst: c }, s);
+        let cv = crate::cfa::Expr::Var(c);
+        p.add_edge(test, body, Op::Assume { cond: cv.clone() }, s);
+        p.add_edge(test, exit, Op::Assume { cond: cv.negate() }, s);
+        p.add_edge(body, head, Op::Skip, s);
+        p.functions.push(Function {
+            name: "main".into(),
+            params: vec![],
+            locals: vec![x, c],
+            ret: None,
+            ret_ty: Ty::Void,
+            entry,
+            exit,
+            src: s,
+        });
+        p.entry = entry;
+        p
+    }
+
+    fn certificate() -> (Program, Certificate<(), ()>) {
+        let prog = safe_loop();
+        let mut art = Art::new(&prog, ());
+        let out = build(
+            &Locations,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        assert_eq!(out, BuildOutcome::Complete);
+        let cert = Certificate::from_art(&Locations, &prog, &art, &());
+        (prog, cert)
+    }
+
+    #[test]
+    fn complete_art_gives_a_valid_certificate() {
+        let (prog, cert) = certificate();
+        assert_eq!(check(&Locations, &prog, &cert), Ok(()));
+        let json = serde_json::to_string(&cert).unwrap();
+        let back: Certificate<(), ()> = serde_json::from_str(&json).unwrap();
+        assert_eq!(check(&Locations, &prog, &back), Ok(()));
+    }
+
+    #[test]
+    fn dropping_a_node_is_rejected() {
+        let (prog, mut cert) = certificate();
+        // Drop the last node (a leaf): its parent loses a successor.
+        let last = cert.nodes.len() - 1;
+        cert.nodes.truncate(last);
+        for n in &mut cert.nodes {
+            if n.covered_by == Some(last) {
+                n.covered_by = None;
+            }
+        }
+        assert!(check(&Locations, &prog, &cert).is_err());
+    }
+
+    #[test]
+    fn a_covering_at_another_location_is_rejected() {
+        let (prog, mut cert) = certificate();
+        let covered = cert
+            .nodes
+            .iter()
+            .position(|n| n.covered_by.is_some())
+            .expect("the loop closes by covering");
+        cert.nodes[covered].covered_by = Some(0);
+        assert!(
+            matches!(check(&Locations, &prog, &cert), Err(CertError::Node(i, _)) if i == covered)
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Configurable program analysis (CPA), after CPAchecker: each abstract domain brings
+//! its own transfer, merge, stop (coverage) and precision adjustment, and the
+//! reachability algorithm ([`crate::art`]) composes them without knowing their insides.
+//!
+//! Locations and call stacks are not part of a CPA's state: the ART tracks them, so a
+//! domain only describes data (variables and heap). Interprocedural steps reach a
+//! domain as [`Step::Enter`] (bind parameters) and [`Step::Leave`] (assign the return
+//! value); variables are global-unique, so a domain needs no frames of its own
+//! (recursion is refused by the ART).
+
+use crate::cfa::{Node, Program, Step};
+use serde::{de::DeserializeOwned, Serialize};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// An abstract domain with its operators. Laws every implementation keeps:
+/// - soundness of `post`: every concrete successor of a concrete state of `s` along
+///   `step` is a concrete state of some returned successor (an empty result means the
+///   step is infeasible from `s`);
+/// - `covers(t, s)` implies every concrete state of `s` is one of `t` (coverage is
+///   used to stop exploration, so it must never over-claim);
+/// - `covers` is reflexive and transitive;
+/// - `adjust` only over-approximates (`covers(adjust(s), s)`).
+pub trait Cpa {
+    /// Abstract states; serialisable so that certificates can carry them.
+    type State: Clone + Debug + Eq + Hash + Serialize + DeserializeOwned;
+    /// The precision (what the domain tracks), refined by CEGAR.
+    type Prec: Clone + Debug;
+
+    /// A short name for logs and certificates.
+    fn name(&self) -> &'static str;
+    /// The initial state at [`Program::entry`].
+    fn initial(&self, prog: &Program, prec: &Self::Prec) -> Self::State;
+    /// Abstract successors of `s` along `step` arriving at location `to`.
+    fn post(
+        &self,
+        prog: &Program,
+        s: &Self::State,
+        step: Step,
+        to: Node,
+        prec: &Self::Prec,
+    ) -> Vec<Self::State>;
+    /// Stop operator: true if `t` represents every concrete state `s` represents.
+    fn covers(&self, t: &Self::State, s: &Self::State) -> bool;
+    /// Precision adjustment at location `at` (abstraction); identity by default.
+    fn adjust(&self, s: Self::State, _at: Node, _prec: &Self::Prec) -> Self::State {
+        s
+    }
+}
+
+/// The product of two CPAs: states are pairs, successors are all pairs of successors,
+/// coverage is componentwise. Used to run explicit heap, shape and predicate
+/// abstraction side by side.
+#[derive(Clone, Debug, Default)]
+pub struct Product<A, B>(pub A, pub B);
+
+impl<A: Cpa, B: Cpa> Cpa for Product<A, B> {
+    type State = (A::State, B::State);
+    type Prec = (A::Prec, B::Prec);
+
+    fn name(&self) -> &'static str {
+        "product"
+    }
+    fn initial(&self, prog: &Program, prec: &Self::Prec) -> Self::State {
+        (self.0.initial(prog, &prec.0), self.1.initial(prog, &prec.1))
+    }
+    fn post(
+        &self,
+        prog: &Program,
+        s: &Self::State,
+        step: Step,
+        to: Node,
+        prec: &Self::Prec,
+    ) -> Vec<Self::State> {
+        let left = self.0.post(prog, &s.0, step, to, &prec.0);
+        if left.is_empty() {
+            return Vec::new();
+        }
+        let right = self.1.post(prog, &s.1, step, to, &prec.1);
+        let mut out = Vec::with_capacity(left.len() * right.len());
+        for a in &left {
+            for b in &right {
+                out.push((a.clone(), b.clone()));
+            }
+        }
+        out
+    }
+    fn covers(&self, t: &Self::State, s: &Self::State) -> bool {
+        self.0.covers(&t.0, &s.0) && self.1.covers(&t.1, &s.1)
+    }
+    fn adjust(&self, s: Self::State, at: Node, prec: &Self::Prec) -> Self::State {
+        (
+            self.0.adjust(s.0, at, &prec.0),
+            self.1.adjust(s.1, at, &prec.1),
+        )
+    }
+}
+
+/// The trivial CPA: one state that covers everything. With it the ART is the
+/// unrolled CFA up to location coverage (useful as a baseline and in tests).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Locations;
+
+impl Cpa for Locations {
+    type State = ();
+    type Prec = ();
+    fn name(&self) -> &'static str {
+        "locations"
+    }
+    fn initial(&self, _: &Program, _: &()) {}
+    fn post(&self, _: &Program, _: &(), _: Step, _: Node, _: &()) -> Vec<()> {
+        vec![()]
+    }
+    fn covers(&self, _: &(), _: &()) -> bool {
+        true
+    }
+}
