@@ -137,6 +137,32 @@ impl Classification {
     pub fn holding(&self) -> impl Iterator<Item = &PairResult> {
         self.pairs.iter().filter(|p| p.holds())
     }
+    /// The invariants for `SCGsFromExplicit` ([`crate::scg::Lattice::enabled`]): every
+    /// pair that holds on most samples ([`PairResult::holds_mostly`], the rule the
+    /// data-structure choice uses), bound to real field names; `binary_tree` and
+    /// `tree_parent` are also given with `left`/`right` swapped (they are symmetric).
+    pub fn holding_invariants(&self, prog: &Program) -> Vec<crate::scg::HoldingInvariant> {
+        let mut out = Vec::new();
+        for p in self.pairs.iter().filter(|p| p.holds_mostly()) {
+            let names = p.binding.field_names(prog);
+            out.push(crate::scg::HoldingInvariant {
+                name: p.invariant.name().to_string(),
+                fields: names.clone(),
+            });
+            if matches!(p.invariant, Invariant::BinaryTree | Invariant::TreeParent) {
+                let mut sw = names;
+                sw.swap(0, 1);
+                out.push(crate::scg::HoldingInvariant {
+                    name: p.invariant.name().to_string(),
+                    fields: sw,
+                });
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// True if `inv` holds with exactly this binding.
     pub fn holds(&self, inv: Invariant, fields: &[FieldRef]) -> bool {
         self.holding()

@@ -18,12 +18,15 @@
 //!   `src/explicit/README.md`);
 //! - [`infer`]: field-role inference and the choice of the data structure;
 //! - [`sample`]: the sampler that explores a program explicitly and collects heaps;
-//! - [`render`]: text / DOT / JSON output (`shapemc samples`).
+//! - [`render`]: text / DOT / JSON output (`shapemc samples`);
+//! - [`cpa`]: the domain as a [`crate::cpa::Cpa`] ([`ExplicitCpa`], precision Θ =
+//!   [`ExplicitPrec`]) for the ART.
 //!
 //! States are kept in a canonical form (see [`ExplicitState::canonicalize`]): addresses
 //! are renamed 1, 2, ... in BFS order from the variables and cells unreachable from
 //! every variable are dropped, so `==` and `Hash` identify states up to address renaming.
 
+pub mod cpa;
 pub mod depth;
 pub mod infer;
 pub mod invariants;
@@ -31,6 +34,7 @@ pub mod post;
 pub mod render;
 pub mod sample;
 
+pub use cpa::{ExplicitCpa, ExplicitPrec};
 pub use depth::{SampleCollector, SampleThreshold};
 pub use infer::{classify, Classification, DataStructure};
 pub use invariants::{Binding, CellScope, Invariant, Verdict};

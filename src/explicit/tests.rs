@@ -55,6 +55,23 @@ fn fig1b_invariants() {
     );
     assert!(c.holds(Invariant::AcyclicList, &[fr(1)]));
     assert!(!c.holds(Invariant::BinaryTree, &[fr(1), fr(2)]));
+    let names: Vec<String> = c
+        .holding_invariants(&prog)
+        .iter()
+        .map(|h| format!("{}({})", h.name, h.fields.join(",")))
+        .collect();
+    assert!(
+        names.contains(&"doubly_linked(succ,pred)".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"acyclic_list(succ)".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("binary_tree")),
+        "{names:?}"
+    );
 }
 
 #[test]
