@@ -426,19 +426,38 @@ impl fmt::Display for StateDisplay<'_> {
             .filter(|(_, v)| !v.is_top())
             .map(|(x, v)| {
                 let name = self.prog.vars.get(x).map_or("?", |v| v.name.as_str());
-                format!("{name} = {v}")
+                format!("{name} = {}", value_str(self.prog, self.s, *v))
             })
             .collect();
         writeln!(f, "v: {{{}}}", known.join(", "))?;
         for (a, c) in &self.s.heap {
-            writeln!(f, "{a}: {}", cell_str(self.prog, c))?;
+            writeln!(f, "{a}: {}", cell_str(self.prog, self.s, c))?;
         }
         Ok(())
     }
 }
 
-/// Renders one cell as `{field: value, ...}` (with the struct name for structs).
-pub fn cell_str(prog: &Program, c: &Cell) -> String {
+/// Renders a value; a pointer into a field of a valid struct cell is shown as
+/// `&addr.field` (e.g. hlist `pprev: &2.next`), other values as by `Display`.
+pub fn value_str(prog: &Program, h: &ExplicitState, v: Value) -> String {
+    if let Value::Ptr { obj, off } = v {
+        if off != 0 {
+            let name = h
+                .heap
+                .get(&obj)
+                .and_then(|c| c.strukt())
+                .and_then(|s| prog.structs.get(s))
+                .and_then(|d| d.fields.iter().find(|f| f.offset == off as u64));
+            if let Some(fd) = name {
+                return format!("&{obj}.{}", fd.name);
+            }
+        }
+    }
+    v.to_string()
+}
+
+/// Renders one cell of `h` as `{field: value, ...}`.
+pub fn cell_str(prog: &Program, h: &ExplicitState, c: &Cell) -> String {
     let names: Vec<String> = match c.ty {
         CellTy::Struct(s) => prog
             .structs
@@ -451,7 +470,10 @@ pub fn cell_str(prog: &Program, c: &Cell) -> String {
         .fields
         .iter()
         .enumerate()
-        .map(|(i, v)| format!("{}: {v}", names.get(i).map_or("?", |s| s.as_str())))
+        .map(|(i, v)| {
+            let n = names.get(i).map_or("?", |s| s.as_str());
+            format!("{n}: {}", value_str(prog, h, *v))
+        })
         .collect();
     format!("{{{}}}", body.join(", "))
 }
