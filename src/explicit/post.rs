@@ -5,9 +5,10 @@
 //! - reads of ⊤ give ⊤; arithmetic on known integers is exact in `i64` and wrapped
 //!   to the destination's [`Ty::Int`] width on assignment (and at `Cast`s); anything
 //!   involving ⊤ gives ⊤; division by zero and out-of-range shifts give ⊤;
-//! - pointer comparisons are exact (distinct objects have distinct addresses; a
-//!   valid pointer is never NULL); ordering comparisons between different objects and
-//!   integer arithmetic on pointers give ⊤;
+//! - pointer comparisons are exact (distinct valid objects have distinct addresses; a
+//!   pointer is never NULL), except that a dangling pointer compared with a pointer to
+//!   another object gives ⊤ (the address may have been reused); ordering comparisons
+//!   between different objects and integer arithmetic on pointers give ⊤;
 //! - `Assume` on a known condition keeps or kills the state; on ⊤ it keeps the state
 //!   (both directions are feasible), refining `x == c` / `!x` to `x := c` / `x := 0`
 //!   when `x` is tracked;
@@ -18,8 +19,9 @@
 //!   keeps the state (an over-approximation for reachability: later accesses through
 //!   our pointers to the freed object are undefined behaviour anyway);
 //! - a store through a ⊤ pointer havocs (sets to ⊤) the stored field in every cell of
-//!   that struct type (`StoreIndirect`: every scalar of the pointee type), because the
-//!   pointer may alias any of them;
+//!   that struct type and the same-named embedded field (`outer.name`) of other structs
+//!   (`StoreIndirect`: every scalar of the pointee type), because the pointer may alias
+//!   any of them;
 //! - a dereference of NULL, of a non-pointer integer, of a freed object, or at an
 //!   offset without a field is an [`ExplicitError`], never a panic;
 //! - precision Θ: a variable that is not tracked is set to ⊤ whenever it is assigned.
@@ -255,11 +257,31 @@ impl<'p> Domain<'p> {
                         }
                     }
                     None => {
+                        // The pointer may alias the field in any cell of the type, or
+                        // the same field of that struct embedded in another struct
+                        // (flattened as `outer.name`).
+                        let fname = self.prog.field(*field).name.clone();
+                        let suffix = format!(".{fname}");
                         for c in t.heap.values_mut() {
-                            if c.ty == CellTy::Struct(field.strukt) {
-                                if let Some(x) = c.fields.get_mut(field.field) {
-                                    *x = Value::Top;
+                            match c.ty {
+                                CellTy::Struct(s) if s == field.strukt => {
+                                    if let Some(x) = c.fields.get_mut(field.field) {
+                                        *x = Value::Top;
+                                    }
                                 }
+                                CellTy::Struct(s) => {
+                                    let Some(def) = self.prog.structs.get(s) else {
+                                        continue;
+                                    };
+                                    for (i, fd) in def.fields.iter().enumerate() {
+                                        if fd.name.ends_with(&suffix) && same_scalar(&fd.ty, &fty) {
+                                            if let Some(x) = c.fields.get_mut(i) {
+                                                *x = Value::Top;
+                                            }
+                                        }
+                                    }
+                                }
+                                _ => {}
                             }
                         }
                     }
@@ -538,7 +560,17 @@ pub fn eval(s: &ExplicitState, e: &Expr) -> Value {
             },
             (_, Value::Ptr { .. }) => Value::Top,
         },
-        Expr::Binary(op, a, b) => binop(*op, eval(s, a), eval(s, b)),
+        Expr::Binary(op, a, b) => {
+            let (x, y) = (eval(s, a), eval(s, b));
+            // A freed address may be reused by a later allocation: comparing a dangling
+            // pointer with a pointer to another object is unknown.
+            if let (Value::Ptr { obj: o1, .. }, Value::Ptr { obj: o2, .. }) = (x, y) {
+                if o1 != o2 && (!s.heap.contains_key(&o1) || !s.heap.contains_key(&o2)) {
+                    return Value::Top;
+                }
+            }
+            binop(*op, x, y)
+        }
     }
 }
 

@@ -1226,3 +1226,67 @@ fn post_sound_never_errs() {
     assert!(r.var(1).is_top() && r.var(0).is_top());
     assert_eq!(one(Ok(d.post_sound(&g, Step::Edge(free), &all))), g);
 }
+
+#[test]
+fn store_through_top_havocs_embedded_fields() {
+    // struct node { int data; struct link l; } flattened as data, l.next, l.prev;
+    // struct link { struct link *next, *prev; }.
+    let mut p = Program::new("embed.c");
+    let lp = Ty::Ptr(Box::new(Ty::Struct(1)));
+    let fd = |n: &str, ty: Ty, o| FieldDef {
+        name: n.into(),
+        ty,
+        offset: o,
+    };
+    p.structs.push(StructDef {
+        name: "node".into(),
+        fields: vec![
+            fd("data", Ty::INT, 0),
+            fd("l.next", lp.clone(), 4),
+            fd("l.prev", lp.clone(), 8),
+        ],
+        size: 12,
+    });
+    p.structs.push(StructDef {
+        name: "link".into(),
+        fields: vec![fd("next", lp.clone(), 0), fd("prev", lp.clone(), 4)],
+        size: 8,
+    });
+    p.add_var("n", node_ptr(), Scope::Global);
+    p.add_var("q", lp, Scope::Global);
+    let d = Domain::new(&p, true);
+    let calloc = Op::Alloc {
+        dst: 0,
+        pointee: Ty::Struct(0),
+        bytes: None,
+        kind: AllocKind::Heap { zeroed: true },
+    };
+    let h = one(d.post_op(&d.initial(), &calloc, &all));
+    let st = Op::Store {
+        ptr: 1,
+        field: FieldRef {
+            strukt: 1,
+            field: 0,
+        },
+        src: Expr::Null,
+    };
+    let h = one(d.post_op(&h, &st, &all));
+    assert_eq!(h.heap[&1].fields, vec![Value::Int(0), T, Value::Int(0)]);
+    // Through a known interior pointer, link fields are found by offset.
+    let fa = Op::FieldAddr {
+        dst: 1,
+        ptr: 0,
+        field: fr(1),
+    };
+    let h = one(d.post_op(&h, &fa, &all));
+    let st = Op::Store {
+        ptr: 1,
+        field: FieldRef {
+            strukt: 1,
+            field: 1,
+        },
+        src: Expr::Var(1),
+    };
+    let h = one(d.post_op(&h, &st, &all));
+    assert_eq!(h.heap[&1].fields[2], Value::Ptr { obj: 1, off: 4 });
+}
