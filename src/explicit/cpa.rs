@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// it is in `everywhere` or in `at[l.index()]`; all other variables are ⊤ there.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExplicitPrec {
+    /// Variables tracked at every location.
     pub everywhere: BTreeSet<VarId>,
     /// Per location (by node index, so that the JSON form has string keys).
     pub at: BTreeMap<usize, BTreeSet<VarId>>,

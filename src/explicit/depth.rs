@@ -94,7 +94,9 @@ fn dfs(
 /// (five samples of at least four structure nodes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct SampleThreshold {
+    /// Number of distinct samples to collect.
     pub samples: usize,
+    /// Minimum depth (structure nodes on a longest acyclic path) of a sample.
     pub min_nodes: usize,
 }
 
@@ -113,6 +115,7 @@ impl Default for SampleThreshold {
 /// [`SampleCollector::done`] fires once `samples` heaps are kept. Deterministic.
 #[derive(Clone, Debug)]
 pub struct SampleCollector {
+    /// When to stop.
     pub threshold: SampleThreshold,
     seen: BTreeSet<ExplicitState>,
     /// The kept heaps (canonical), in the order offered, with the deepest variable.

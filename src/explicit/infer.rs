@@ -99,7 +99,9 @@ impl fmt::Display for DataStructure {
 /// The result of checking one (invariant, binding) pair on all samples.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PairResult {
+    /// The invariant.
     pub invariant: Invariant,
+    /// Its role -> field binding.
     pub binding: Binding,
     /// Samples on which it holds non-vacuously / vacuously / is violated.
     pub supported: usize,
@@ -123,6 +125,7 @@ impl PairResult {
 /// The classification of one struct type from samples.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Classification {
+    /// The classified struct type.
     pub strukt: StructId,
     /// Number of cells of the type in each sample (samples without any are skipped).
     pub sample_sizes: Vec<usize>,

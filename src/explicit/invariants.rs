@@ -89,6 +89,7 @@ impl fmt::Display for Invariant {
 /// A role -> field binding: role `i` of the invariant is `fields[i]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Binding {
+    /// Role `i` is bound to `fields[i]`.
     pub fields: Vec<FieldRef>,
 }
 

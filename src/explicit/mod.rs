@@ -143,7 +143,9 @@ pub enum CellKind {
 /// A structure cell: the memory content of one valid object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Cell {
+    /// What the object is.
     pub ty: CellTy,
+    /// Where it was allocated.
     pub kind: CellKind,
     /// One value per field (for structs, in the order of `StructDef::fields`).
     pub fields: Vec<Value>,

@@ -84,6 +84,7 @@ pub type Successors = Vec<ExplicitState>;
 /// The explicit-heap domain for one program.
 #[derive(Clone, Copy, Debug)]
 pub struct Domain<'p> {
+    /// The program whose variables and structs the states describe.
     pub prog: &'p Program,
     /// When true, heap allocations never return NULL (`--malloc-never-fails`).
     pub malloc_never_fails: bool,

@@ -32,6 +32,7 @@ pub enum SampleSites {
 /// Configuration of [`sample_program`].
 #[derive(Clone, Debug, Serialize)]
 pub struct SamplerConfig {
+    /// When enough samples are collected.
     pub threshold: SampleThreshold,
     /// Maximum number of explored (location, stack, state) triples.
     pub state_budget: usize,
@@ -41,6 +42,7 @@ pub struct SamplerConfig {
     pub max_call_depth: usize,
     /// Heap allocations never return NULL (also when `Program::malloc_never_fails`).
     pub malloc_never_fails: bool,
+    /// Where samples are taken.
     pub sites: SampleSites,
     /// Forget (set to ⊤) local variables that are dead at the reached location, so
     /// that states differing only in stale temporaries are merged.
@@ -76,6 +78,7 @@ pub struct Sample {
 /// What the sampler found.
 #[derive(Clone, Debug, Serialize)]
 pub struct SampleReport {
+    /// The collected samples (at most `threshold.samples`).
     pub samples: Vec<Sample>,
     /// Explored states.
     pub states: usize,
