@@ -107,6 +107,11 @@ pub struct PairResult {
     pub supported: usize,
     pub vacuous: usize,
     pub violated: usize,
+    /// For `doubly_linked(next, prev)`: how often program variables point to a list
+    /// head (`next` a link, `prev` NULL) minus how often to a tail; used to orient a
+    /// DLL (which of two symmetric fields is `next`) without looking at names. 0 for
+    /// other invariants.
+    pub head_score: i64,
 }
 
 impl PairResult {
@@ -260,7 +265,14 @@ pub fn classify(prog: &Program, s: StructId, samples: &[&ExplicitState]) -> Clas
                 supported: 0,
                 vacuous: 0,
                 violated: 0,
+                head_score: 0,
             };
+            if inv == Invariant::DoublyLinked {
+                r.head_score = relevant
+                    .iter()
+                    .map(|h| head_score(h, r.binding.fields[0], r.binding.fields[1]))
+                    .sum();
+            }
             for h in &relevant {
                 match check(prog, h, inv, &r.binding, CellScope::All) {
                     Verdict::Holds => r.supported += 1,
@@ -337,6 +349,7 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
     dlls.sort_by(|a, b| {
         b.supported
             .cmp(&a.supported)
+            .then(b.head_score.cmp(&a.head_score))
             .then(a.binding.cmp(&b.binding))
     });
     if let Some(p) = dlls.first() {
@@ -367,4 +380,23 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
         };
     }
     DataStructure::Unknown
+}
+
+/// Variables pointing to a cell with `next` non-NULL and `prev` NULL (a head), minus
+/// those pointing to a cell with `next` NULL and `prev` non-NULL (a tail).
+fn head_score(h: &ExplicitState, next: FieldRef, prev: FieldRef) -> i64 {
+    let mut score = 0;
+    for v in &h.vars {
+        let Some(a) = v.obj() else { continue };
+        let (Some(n), Some(p)) = (h.field(a, next), h.field(a, prev)) else {
+            continue;
+        };
+        let link = |x: super::Value| x.obj().is_some();
+        if link(n) && p.is_null() {
+            score += 1;
+        } else if n.is_null() && link(p) {
+            score -= 1;
+        }
+    }
+    score
 }

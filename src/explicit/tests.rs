@@ -1290,3 +1290,24 @@ fn store_through_top_havocs_embedded_fields() {
     let h = one(d.post_op(&h, &st, &all));
     assert_eq!(h.heap[&1].fields[2], Value::Ptr { obj: 1, off: 4 });
 }
+
+#[test]
+fn dll_orientation_from_head_variable() {
+    // Fig. 1(b) with the fields declared as (pred, succ): l1 points to the head, so
+    // succ (field 2) is `next` although pred comes first in the layout.
+    let prog = heap_prog(&["pred", "succ"], 1, 0);
+    let (_, fig) = fig1b();
+    let mut h = fig.clone();
+    for c in h.heap.values_mut() {
+        c.fields.swap(1, 2);
+    }
+    let c = classify(&prog, 0, &[&h]);
+    assert_eq!(
+        c.chosen,
+        DataStructure::Dll {
+            next: fr(2),
+            prev: fr(1),
+            cyclic: false
+        }
+    );
+}
