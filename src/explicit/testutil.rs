@@ -104,7 +104,8 @@ pub fn fig1b() -> (Program, ExplicitState) {
 
 /// Fig. 1(a)'s `alloc_list` as a CFA inside `main` (no calls):
 /// `r = malloc; if (!r) exit; r->succ = NULL; r->pred = NULL; p = r;
-///  while (nondet) { t = malloc; if (!t) exit; t->succ = NULL; p->succ = t; t->pred = p; p = p->succ; }`.
+///  while (nondet) { t = malloc; if (!t) exit; t->succ = NULL; p->succ = t; t->pred = p; p = p->succ; }
+///  p = r;`.
 /// Variables: 0 r, 1 p, 2 t, 3 c.
 pub fn alloc_list_prog() -> Program {
     let mut p = Program::new("alloc_list.c");
@@ -118,7 +119,7 @@ pub fn alloc_list_prog() -> Program {
     let entry = n(&mut p, LocKind::FuncEntry);
     let exit = n(&mut p, LocKind::FuncExit);
     let sink = n(&mut p, LocKind::Sink);
-    let ls: Vec<Node> = (0..12).map(|_| n(&mut p, LocKind::Normal)).collect();
+    let ls: Vec<Node> = (0..13).map(|_| n(&mut p, LocKind::Normal)).collect();
     let alloc = |dst| Op::Alloc {
         dst,
         pointee: Ty::Struct(0),
@@ -160,9 +161,19 @@ pub fn alloc_list_prog() -> Program {
     e(
         &mut p,
         ls[5],
-        exit,
+        ls[12],
         Op::Assume {
             cond: Expr::bin(BinOp::Eq, Expr::Var(c), Expr::Int(0)),
+        },
+    );
+    // `p = r` after the loop keeps r live in it.
+    e(
+        &mut p,
+        ls[12],
+        exit,
+        Op::Assign {
+            dst: q,
+            src: Expr::Var(r),
         },
     );
     e(
