@@ -75,9 +75,17 @@ pub fn text(prog: &Program, r: &SampleReport) -> String {
     for (i, s) in r.samples.iter().enumerate() {
         let _ = writeln!(
             o,
-            "\nsample {} (location {}, depth {} from {}):",
+            "\nsample {} (location {}{}, depth {} from {}):",
             i + 1,
             s.node,
+            prog.graph
+                .node_weight(crate::cfa::Node::new(s.node))
+                .map(|l| format!(
+                    " at {}:{}",
+                    prog.functions.get(l.func).map_or("?", |f| f.name.as_str()),
+                    l.src
+                ))
+                .unwrap_or_default(),
             s.depth,
             var_name(prog, s.root)
         );
