@@ -245,6 +245,8 @@ pub fn json(prog: &Program, r: &SampleReport) -> serde_json::Value {
         "sample_depths": r.samples.iter().map(|s| s.depth).collect::<Vec<_>>(),
         "states": r.states,
         "budget_exhausted": r.budget_exhausted,
+        "errors": r.errors,
+        "error_locations_reached": r.error_locations,
         "structs": structs,
     })
 }
