@@ -250,7 +250,7 @@ impl<'p> Domain<'p> {
             }
             Op::Store { ptr, field, src } => {
                 let v = eval(s, src);
-                let fty = self.prog.field(*field).ty.clone();
+                let fty = self.field_def(*field)?.ty.clone();
                 match self.locate(s, *ptr, Some(*field))? {
                     Some((a, i)) => {
                         if let Some(c) = t.heap.get_mut(&a) {
@@ -261,7 +261,7 @@ impl<'p> Domain<'p> {
                         // The pointer may alias the field in any cell of the type, or
                         // the same field of that struct embedded in another struct
                         // (flattened as `outer.name`).
-                        let fname = self.prog.field(*field).name.clone();
+                        let fname = self.field_def(*field)?.name.clone();
                         let suffix = format!(".{fname}");
                         for c in t.heap.values_mut() {
                             match c.ty {
@@ -289,7 +289,7 @@ impl<'p> Domain<'p> {
                 }
             }
             Op::FieldAddr { dst, ptr, field } => {
-                let off = self.prog.field(*field).offset;
+                let off = self.field_def(*field)?.offset;
                 let v = match s.var(*ptr) {
                     Value::Top => Value::Top,
                     Value::Int(0) => return Err(ExplicitError::NullDeref { ptr: *ptr }),
@@ -357,7 +357,7 @@ impl<'p> Domain<'p> {
                     CellTy::Scalar(_) => 1,
                     CellTy::Opaque => 0,
                 };
-                if !tracked(*dst) {
+                if !tracked(*dst) || *dst >= t.vars.len() {
                     set_top(&mut t, *dst);
                     t.canonicalize();
                     return Ok(vec![t]);
@@ -467,6 +467,15 @@ impl<'p> Domain<'p> {
                 offset: target,
             }),
         }
+    }
+
+    /// The definition of a field (an error for a [`FieldRef`] the program lacks).
+    fn field_def(&self, f: FieldRef) -> Result<&crate::cfa::FieldDef, ExplicitError> {
+        self.prog
+            .structs
+            .get(f.strukt)
+            .and_then(|s| s.fields.get(f.field))
+            .ok_or_else(|| ExplicitError::BadStep(format!("no field {}.{}", f.strukt, f.field)))
     }
 
     /// The scalar type of field `i` of a cell.
@@ -642,7 +651,9 @@ fn refine(t: &mut ExplicitState, cond: &Expr, tracked: &dyn Fn(VarId) -> bool) {
                 if let Expr::Var(x) = x {
                     let v = eval(t, e);
                     if t.var(*x).is_top() && !v.is_top() && tracked(*x) {
-                        t.vars[*x] = v;
+                        if let Some(slot) = t.vars.get_mut(*x) {
+                            *slot = v;
+                        }
                         return;
                     }
                 }
@@ -651,7 +662,9 @@ fn refine(t: &mut ExplicitState, cond: &Expr, tracked: &dyn Fn(VarId) -> bool) {
         Expr::Unary(UnOp::Not, a) => {
             if let Expr::Var(x) = strip(a) {
                 if t.var(x).is_top() && tracked(x) {
-                    t.vars[x] = Value::NULL;
+                    if let Some(slot) = t.vars.get_mut(x) {
+                        *slot = Value::NULL;
+                    }
                 }
             }
         }

@@ -261,6 +261,9 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
                     let Some(f) = prog.functions.get(*callee) else {
                         continue;
                     };
+                    if prog.graph.node_weight(f.entry).is_none() {
+                        continue;
+                    }
                     if stack.len() >= cfg.max_call_depth {
                         continue;
                     }

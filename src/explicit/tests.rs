@@ -1311,3 +1311,85 @@ fn dll_orientation_from_head_variable() {
         }
     );
 }
+
+fn arb_expr() -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        (-3i64..3).prop_map(Expr::Int),
+        Just(Expr::Null),
+        (0usize..8).prop_map(Expr::Var),
+    ];
+    leaf.prop_recursive(2, 8, 2, |e| {
+        prop_oneof![
+            (e.clone(), e.clone()).prop_map(|(a, b)| Expr::bin(BinOp::Eq, a, b)),
+            (e.clone(), e.clone()).prop_map(|(a, b)| Expr::bin(BinOp::Div, a, b)),
+            (e.clone(), e.clone()).prop_map(|(a, b)| Expr::bin(BinOp::Shl, a, b)),
+            e.clone().prop_map(|a| Expr::Unary(UnOp::Not, Box::new(a))),
+            e.prop_map(|a| Expr::Cast(
+                Ty::Int {
+                    bits: 8,
+                    signed: true
+                },
+                Box::new(a)
+            )),
+        ]
+    })
+}
+
+fn arb_op() -> impl Strategy<Value = Op> {
+    let v = 0usize..8; // op_prog has 6 variables: 6 and 7 are out of range
+    let f = (0usize..2, 0usize..4).prop_map(|(strukt, field)| FieldRef { strukt, field });
+    prop_oneof![
+        (v.clone(), arb_expr()).prop_map(|(dst, src)| Op::Assign { dst, src }),
+        v.clone().prop_map(|dst| Op::Nondet { dst }),
+        (v.clone(), v.clone(), f.clone()).prop_map(|(dst, ptr, field)| Op::Load {
+            dst,
+            ptr,
+            field
+        }),
+        (v.clone(), f.clone(), arb_expr()).prop_map(|(ptr, field, src)| Op::Store {
+            ptr,
+            field,
+            src
+        }),
+        (v.clone(), v.clone(), f).prop_map(|(dst, ptr, field)| Op::FieldAddr { dst, ptr, field }),
+        (v.clone(), v.clone()).prop_map(|(dst, ptr)| Op::LoadIndirect { dst, ptr }),
+        (v.clone(), arb_expr()).prop_map(|(ptr, src)| Op::StoreIndirect { ptr, src }),
+        (v.clone(), any::<bool>()).prop_map(|(dst, z)| Op::Alloc {
+            dst,
+            pointee: if z { Ty::Struct(0) } else { Ty::INT },
+            bytes: None,
+            kind: AllocKind::Heap { zeroed: z },
+        }),
+        v.clone().prop_map(|ptr| Op::Free { ptr }),
+        arb_expr().prop_map(|cond| Op::Assume { cond }),
+    ]
+}
+
+proptest! {
+    /// Random operation sequences (including ill-formed variable and field ids) never
+    /// panic, and results are canonical.
+    #[test]
+    fn post_never_panics(ops in proptest::collection::vec(arb_op(), 1..12), mask in any::<u8>()) {
+        let prog = op_prog();
+        let d = Domain::new(&prog, false);
+        let tracked = move |x: VarId| mask == 0 || (mask >> (x % 8)) & 1 == 1;
+        let mut states = vec![d.initial()];
+        for op in &ops {
+            let mut next = Vec::new();
+            for s in &states {
+                if let Ok(v) = d.post_op(s, op, &tracked) {
+                    for t in v {
+                        prop_assert_eq!(t.canonical(), t.clone());
+                        prop_assert!(t.leq(&t));
+                        next.push(t);
+                    }
+                }
+            }
+            next.truncate(4);
+            if next.is_empty() {
+                break;
+            }
+            states = next;
+        }
+    }
+}
