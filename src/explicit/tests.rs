@@ -1393,3 +1393,13 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn state_round_trips_through_json() {
+    let (_, h) = fig1b();
+    let mut h = h.canonical();
+    h.vars[0] = Value::Ptr { obj: 2, off: 4 };
+    let j = serde_json::to_string(&h).unwrap();
+    let back: ExplicitState = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, h);
+}
