@@ -42,6 +42,24 @@ pub enum Command {
         #[arg(long, value_enum, value_name = "MODE", default_value_t = ScgMode::Refine)]
         scg: ScgMode,
     },
+    /// Explore FILE explicitly and print explicit-heap samples with the invariants
+    /// they satisfy and the recognised data structure per struct type.
+    Samples {
+        /// The C file (or a JSON-serialised CFA program).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::explicit::render::Format,
+        /// Number of samples to collect.
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Minimum depth (structure nodes) of a sample.
+        #[arg(long = "min-nodes", default_value_t = 4)]
+        min_nodes: usize,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
     /// Run the program concretely with random nondeterministic values (bug hunting), or
     /// replay a counterexample. Exit 10 if the error location is reached, else 0
     /// (with --replay: 10 if the counterexample reaches the error, else 20).
@@ -124,6 +142,15 @@ pub fn run(cli: Cli) -> i32 {
                 file.display()
             );
             crate::diag::exit::UNKNOWN
+        }
+        Command::Samples {
+            file,
+            format,
+            samples,
+            min_nodes,
+            malloc_never_fails,
+        } => {
+            crate::explicit::render::run_cli(&file, format, samples, min_nodes, malloc_never_fails)
         }
         Command::Simulate {
             file,

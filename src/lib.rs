@@ -9,6 +9,7 @@ pub mod cfa;
 pub mod cli;
 pub mod cpa;
 pub mod diag;
+pub mod explicit;
 pub mod frontend;
 pub mod interp;
 pub mod scg;
