@@ -26,6 +26,19 @@ pub enum Command {
     Verify {
         /// The C file.
         file: PathBuf,
+        #[command(flatten)]
+        cegar: crate::cegar::cli::VerifyArgs,
+    },
+    /// Check a safety certificate written by `verify --certificate` (VALID exit 0,
+    /// otherwise the reason and exit 1).
+    CheckCertificate {
+        /// The C file.
+        file: PathBuf,
+        /// The certificate (JSON).
+        cert: PathBuf,
+        /// Assume malloc/calloc never return NULL (as the verification run did).
+        #[arg(long)]
+        malloc_never_fails: bool,
     },
     /// Run the program concretely with random nondeterministic values (bug hunting), or
     /// replay a counterexample. Exit 10 if the error location is reached, else 0
@@ -79,13 +92,12 @@ pub enum Command {
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
-        Command::Verify { file } => {
-            println!(
-                "UNKNOWN: verification of {} is not implemented yet",
-                file.display()
-            );
-            crate::diag::exit::UNKNOWN
-        }
+        Command::Verify { file, cegar } => crate::cegar::cli::run_verify(&file, &cegar),
+        Command::CheckCertificate {
+            file,
+            cert,
+            malloc_never_fails,
+        } => crate::cegar::cli::run_check_certificate(&file, &cert, malloc_never_fails),
         Command::Simulate {
             file,
             runs,

@@ -3,6 +3,7 @@
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
 pub mod art;
+pub mod cegar;
 pub mod cert;
 pub mod cfa;
 pub mod cli;
@@ -10,6 +11,7 @@ pub mod cpa;
 pub mod diag;
 pub mod frontend;
 pub mod interp;
+pub mod predabs;
 pub mod scg;
 pub mod simulate;
 pub mod smt;
