@@ -160,6 +160,9 @@ pub struct Stats {
     pub refinements_td: usize,
     /// SCG refinements (shape domain; 0 for now).
     pub refinements_scg: usize,
+    /// Error paths through nodes computed under an older precision (rebuilt, no
+    /// refinement needed).
+    pub stale_rebuilds: usize,
     /// Alive ART nodes at the end.
     pub art_nodes: usize,
     /// Nodes ever created.
@@ -381,7 +384,21 @@ where
                         for u in &r.unhandled {
                             tracing::info!("not handled yet: {u}");
                         }
-                        let Some(pivot) = r.pivot else {
+                        // Nodes computed under an older precision may lie on the path
+                        // (refinement only rebuilds below the pivot of earlier paths):
+                        // the first node whose state the current precision recomputes
+                        // differently is a pivot too.
+                        let stale = first_stale(prog, abs, &art, &path, &nodes);
+                        if let Some(st) = stale {
+                            if r.pivot.is_none_or(|p| st < p) {
+                                tracing::info!("stale ART node at path position {st}");
+                            }
+                        }
+                        let pivot = match (r.pivot, stale) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                        let Some(pivot) = pivot else {
                             let mut why = format!(
                                 "refinement failed on path: {}",
                                 describe_path(prog, &path)
@@ -404,10 +421,14 @@ where
                                 None,
                             );
                         };
-                        match r.kind {
-                            "td" => stats.refinements_td += 1,
-                            "scg" => stats.refinements_scg += 1,
-                            _ => stats.refinements_pred += 1,
+                        if r.pivot.is_none() {
+                            stats.stale_rebuilds += 1;
+                        } else {
+                            match r.kind {
+                                "td" => stats.refinements_td += 1,
+                                "scg" => stats.refinements_scg += 1,
+                                _ => stats.refinements_pred += 1,
+                            }
                         }
                         let line = format!(
                             "refinement {}: path of {} steps, pivot at position {pivot}: {}",
@@ -449,6 +470,27 @@ where
             }
         }
     }
+}
+
+/// The first position `i >= 1` of the path whose ART node's state differs from what
+/// the CPA computes now (current precision) from its parent's state.
+fn first_stale<A: Abstraction>(
+    prog: &Program,
+    abs: &A,
+    art: &Art<St<A>>,
+    path: &[Step],
+    nodes: &[ArtId],
+) -> Option<usize> {
+    let cpa = abs.cpa();
+    let prec = abs.precision();
+    (1..nodes.len()).find(|&i| {
+        let parent = &art.nodes[nodes[i - 1]];
+        let node = &art.nodes[nodes[i]];
+        !cpa.post(prog, &parent.state, path[i - 1], node.loc, prec)
+            .into_iter()
+            .map(|s| cpa.adjust(s, node.loc, prec))
+            .any(|s| s == node.state)
+    })
 }
 
 fn short(o: &BuildOutcome) -> String {
