@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
-use z3::ast::{Bool, Int};
+use z3::ast::{Ast, Bool, Dynamic, Int};
 use z3::SatResult;
 
 /// Index of a predicate in [`Precision::preds`].
@@ -379,6 +379,48 @@ fn term_lin(prog: &Program, var_of: &dyn Fn(&Term) -> Option<VarId>, t: &Term) -
     }
 }
 
+/// The width of the signed integer variable defined by SSA symbol `sym` if its new
+/// value may need two's-complement wrapping (not for assignments whose source is
+/// statically in range).
+fn wrap_target(prog: &Program, syms: &SymbolTable, sym: &Dynamic, step: Step) -> Option<u8> {
+    let id = *syms.by_name.get(&sym.decl().name())?;
+    let SymKind::Var { var, .. } = syms.syms.get(id as usize)?.kind else {
+        return None;
+    };
+    let ty = &prog.vars[var].ty;
+    let crate::cfa::Ty::Int { bits, signed: true } = *ty else {
+        return None;
+    };
+    if bits < 2 {
+        return None;
+    }
+    let (lo, hi) = ty.int_range()?;
+    if let Step::Edge(e) = step {
+        if let Op::Assign { src, .. } = &prog.graph[e].op {
+            let fits = |r: Option<(i128, i128)>| r.is_some_and(|(a, b)| a >= lo && b <= hi);
+            let in_range = match src {
+                Expr::Int(n) => fits(Some((*n as i128, *n as i128))),
+                Expr::Var(v) => fits(prog.vars[*v].ty.int_range()),
+                Expr::Cast(t, _) => fits(t.int_range()),
+                Expr::Binary(op, _, _) if op.is_comparison() => true,
+                Expr::Unary(UnOp::Not, _) => true,
+                _ => false,
+            };
+            if in_range {
+                return None;
+            }
+        }
+    }
+    Some(bits)
+}
+
+/// Two's-complement wrap of `v` to `bits` bits (signed).
+fn wrap_signed(bits: u8, v: Int) -> Int {
+    let m = Int::from_i128(1i128 << bits);
+    let h = Int::from_i128(1i128 << (bits - 1));
+    (v + &h).modulo(&m) - h
+}
+
 /// Statistics of the abstract post (time and number of Z3 queries).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PostStats {
@@ -479,7 +521,7 @@ impl PredAbs {
                     | Op::Free { .. }
             );
         if heap_op {
-            let nonnull = |v: VarId| pre(v).eq(&Int::from_i64(0)).not();
+            let nonnull = |v: VarId| pre(v).eq(Int::from_i64(0)).not();
             match &edge.op {
                 Op::Load { dst, ptr, .. } => {
                     conj.push(nonnull(*ptr));
@@ -493,7 +535,7 @@ impl PredAbs {
                 Op::FieldAddr { dst, ptr, .. } => {
                     conj.push(nonnull(*ptr));
                     let fresh = Int::new_const(format!("{}@post", name(*dst)));
-                    conj.push(fresh.eq(&Int::from_i64(0)).not());
+                    conj.push(fresh.eq(Int::from_i64(0)).not());
                     post_sym.insert(*dst, fresh);
                 }
                 Op::Alloc { dst, kind, .. } => {
@@ -501,7 +543,7 @@ impl PredAbs {
                     let never_null =
                         matches!(kind, crate::cfa::AllocKind::Stack) || prog.malloc_never_fails;
                     if never_null {
-                        conj.push(fresh.eq(&Int::from_i64(0)).not());
+                        conj.push(fresh.eq(Int::from_i64(0)).not());
                     }
                     post_sym.insert(*dst, fresh);
                 }
@@ -532,7 +574,17 @@ impl PredAbs {
                             conj.push(g.clone());
                         }
                         for (a, b) in &st.defs {
-                            conj.push(a.eq(b));
+                            conj.push(match wrap_target(prog, &enc.symbols, a, step) {
+                                // The interpreter (and C on every supported target)
+                                // wraps on conversion to a signed type; the path
+                                // encoding does not. Wrap, so that SAFE also holds for
+                                // runs that overflow.
+                                Some(bits) => match b.as_int() {
+                                    Some(t) => a.eq(Dynamic::from_ast(&wrap_signed(bits, t))),
+                                    None => a.eq(b),
+                                },
+                                None => a.eq(b),
+                            });
                         }
                     }
                 }
@@ -624,8 +676,8 @@ impl PredAbs {
         for v in range_of {
             if let Some((lo, hi)) = prog.vars[v].ty.int_range() {
                 let x = pre(v);
-                solver.assert(x.ge(&Int::from_i128(lo)));
-                solver.assert(x.le(&Int::from_i128(hi)));
+                solver.assert(x.ge(Int::from_i128(lo)));
+                solver.assert(x.le(Int::from_i128(hi)));
             }
         }
         for c in &conj {
