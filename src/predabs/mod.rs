@@ -414,11 +414,14 @@ fn wrap_target(prog: &Program, syms: &SymbolTable, sym: &Dynamic, step: Step) ->
     Some(bits)
 }
 
-/// Two's-complement wrap of `v` to `bits` bits (signed).
-fn wrap_signed(bits: u8, v: Int) -> Int {
-    let m = Int::from_i128(1i128 << bits);
-    let h = Int::from_i128(1i128 << (bits - 1));
-    (v + &h).modulo(&m) - h
+/// An over-approximation of the two's-complement wrap of `v` to `bits` bits (signed):
+/// `v` if it is in range, otherwise some in-range value (cheaper for Z3 than `mod`).
+fn wrap_signed(bits: u8, v: Int, fresh: Int) -> Int {
+    let lo = Int::from_i128(-(1i128 << (bits - 1)));
+    let hi = Int::from_i128((1i128 << (bits - 1)) - 1);
+    let in_range = Bool::and(&[v.ge(&lo), v.le(&hi)]);
+    let other = Bool::and(&[fresh.ge(&lo), fresh.le(&hi)]);
+    in_range.ite(&v, &other.ite(&fresh, &lo))
 }
 
 /// Statistics of the abstract post (time and number of Z3 queries).
@@ -580,7 +583,11 @@ impl PredAbs {
                                 // encoding does not. Wrap, so that SAFE also holds for
                                 // runs that overflow.
                                 Some(bits) => match b.as_int() {
-                                    Some(t) => a.eq(Dynamic::from_ast(&wrap_signed(bits, t))),
+                                    Some(t) => {
+                                        let fresh =
+                                            Int::new_const(format!("{}!wrap", a.decl().name()));
+                                        a.eq(Dynamic::from_ast(&wrap_signed(bits, t, fresh)))
+                                    }
                                     None => a.eq(b),
                                 },
                                 None => a.eq(b),
