@@ -275,3 +275,74 @@ fn canonical_forms_and_fragment() {
     ));
     assert_eq!(pred_text(&p, &ge), "x >= 3");
 }
+
+fn value_strategy() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        -8..9i64,
+        Just(i32::MAX as i64),
+        Just(i32::MIN as i64),
+        Just(i32::MAX as i64 - 1),
+        (i32::MIN as i64)..=(i32::MAX as i64),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    /// Post soundness against the concrete interpreter (32-bit wrapping semantics): the
+    /// final abstract state of a random straight-line program is turned into error
+    /// branches `if (!lit) reach_error()`; a concrete run with the same inputs must never
+    /// reach one, and a run that passes every `assume` must have an abstract successor
+    /// at every step.
+    #[test]
+    fn post_is_sound_against_the_interpreter(
+        ops in proptest::collection::vec(op_strategy(), 1..7),
+        inputs in proptest::collection::vec(value_strategy(), 3),
+        preds in proptest::collection::vec(pred_strategy(), 1..6),
+    ) {
+        let (mut prog, vars, edges) = build(&ops);
+        let mut prec = Precision::default();
+        for (r, v, c, w) in preds {
+            let rhs = match w { Some(w) if w != v => Expr::bin(BinOp::Add, Expr::Var(vars[w]), Expr::Int(c)), _ => Expr::Int(c) };
+            let (base, _) = canonical(&Expr::bin(rel(r), Expr::Var(vars[v]), rhs)).unwrap();
+            let id = prec.intern(&prog, base);
+            prec.global.insert(id);
+        }
+        let d = PredAbs::new(5_000);
+        let mut states = vec![d.initial(&prog, &prec)];
+        for (e, to) in &edges {
+            let succ = d.post(&prog, states.last().unwrap(), Step::Edge(*e), *to, &prec);
+            match succ.into_iter().next() {
+                Some(s) => states.push(s),
+                None => break,
+            }
+        }
+        let complete = states.len() == edges.len() + 1;
+        // error branches for the literals of the last state
+        let s = SrcLoc::default();
+        let mut cur = edges.last().map(|(_, n)| *n).unwrap();
+        let last = states.last().unwrap().clone();
+        if complete {
+            for &(id, pos) in &last.0 {
+                let e = &prec.preds[id as usize].expr;
+                let lit = if pos { e.clone() } else { e.negate() };
+                let mid = prog.add_loc(0, s, LocKind::Normal);
+                let err = prog.add_loc(0, s, LocKind::Error);
+                let next = prog.add_loc(0, s, LocKind::Normal);
+                prog.add_edge(cur, mid, Op::Assume { cond: lit.negate() }, s);
+                prog.add_edge(mid, err, Op::Error, s);
+                prog.add_edge(cur, next, Op::Assume { cond: lit }, s);
+                cur = next;
+            }
+        }
+        prog.functions[0].exit = cur;
+        let run = crate::interp::run_inputs(
+            &prog,
+            &crate::cfa::Inputs { nondet: inputs.clone(), alloc_null: vec![] },
+            &crate::interp::Limits::default(),
+        );
+        prop_assert!(!run.outcome.is_error(), "a literal of {:?} is false concretely ({:?})", last.render(&prec), inputs);
+        if !complete {
+            prop_assert!(!matches!(run.outcome, crate::interp::Outcome::Exit), "a feasible step lost its successor");
+        }
+    }
+}
