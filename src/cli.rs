@@ -26,21 +26,19 @@ pub enum Command {
     Verify {
         /// The C file.
         file: PathBuf,
-        /// Wall-clock time limit in seconds; when it is exceeded the answer is UNKNOWN.
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
-        /// Memory limit in MiB; when it is exceeded the answer is UNKNOWN.
-        #[arg(long, value_name = "MB")]
-        memory_limit: Option<u64>,
-        /// Write statistics as a JSON object to FILE (e.g. `refinements_td`,
-        /// `refinements_scg`, counts and timings; `{}` while nothing is measured).
-        #[arg(long, value_name = "FILE")]
-        stats_json: Option<PathBuf>,
-        /// Shape-class generators: `refine` starts from the trivial SCG and refines
-        /// (explicit heap analysis + FineTune); `maximal` enables the most precise SCGs for
-        /// all pointers from the start (no SCG refinement).
-        #[arg(long, value_enum, value_name = "MODE", default_value_t = ScgMode::Refine)]
-        scg: ScgMode,
+        #[command(flatten)]
+        cegar: crate::cegar::cli::VerifyArgs,
+    },
+    /// Check a safety certificate written by `verify --certificate` (VALID exit 0,
+    /// otherwise the reason and exit 1).
+    CheckCertificate {
+        /// The C file.
+        file: PathBuf,
+        /// The certificate (JSON).
+        cert: PathBuf,
+        /// Assume malloc/calloc never return NULL (as the verification run did).
+        #[arg(long)]
+        malloc_never_fails: bool,
     },
     /// Explore FILE explicitly and print explicit-heap samples with the invariants
     /// they satisfy and the recognised data structure per struct type.
@@ -124,25 +122,12 @@ pub enum ScgMode {
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
-        Command::Verify {
+        Command::Verify { file, cegar } => crate::cegar::cli::run_verify(&file, &cegar),
+        Command::CheckCertificate {
             file,
-            timeout: _,
-            memory_limit: _,
-            stats_json,
-            scg: _,
-        } => {
-            if let Some(stats) = stats_json {
-                if let Err(e) = std::fs::write(&stats, "{}\n") {
-                    eprintln!("error: cannot write {}: {e}", stats.display());
-                    return crate::diag::exit::USAGE_OR_PARSE;
-                }
-            }
-            println!(
-                "UNKNOWN: verification of {} is not implemented yet",
-                file.display()
-            );
-            crate::diag::exit::UNKNOWN
-        }
+            cert,
+            malloc_never_fails,
+        } => crate::cegar::cli::run_check_certificate(&file, &cert, malloc_never_fails),
         Command::Samples {
             file,
             format,

@@ -4,6 +4,7 @@
 
 pub mod art;
 pub mod bench;
+pub mod cegar;
 pub mod cert;
 pub mod cfa;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod diag;
 pub mod explicit;
 pub mod frontend;
 pub mod interp;
+pub mod predabs;
 pub mod scg;
 pub mod simulate;
 pub mod smt;
