@@ -55,6 +55,9 @@ pub struct BuildOptions {
     /// Stop with [`BuildOutcome::Limit`] when the ART has this many nodes.
     pub max_nodes: usize,
     pub deadline: Option<Instant>,
+    /// Stop with [`BuildOutcome::Limit`] when the resident set of the process exceeds
+    /// this many MiB (checked every 256 expansions).
+    pub memory_limit_mb: Option<u64>,
 }
 
 impl Default for BuildOptions {
@@ -63,6 +66,7 @@ impl Default for BuildOptions {
             order: Order::Bfs,
             max_nodes: 1_000_000,
             deadline: None,
+            memory_limit_mb: None,
         }
     }
 }
@@ -238,6 +242,12 @@ pub fn build<C: Cpa>(
         if opts.deadline.is_some_and(|d| Instant::now() >= d) {
             art.waitlist.push_front(n);
             return BuildOutcome::Limit("time limit reached".into());
+        }
+        if let Some(limit) = opts.memory_limit_mb {
+            if n % 256 == 0 && crate::diag::resident_mib().is_some_and(|m| m > limit) {
+                art.waitlist.push_front(n);
+                return BuildOutcome::Limit(format!("memory limit ({limit} MiB) reached"));
+            }
         }
         let (loc, stack, state) = (node.loc, node.stack.clone(), node.state.clone());
         art.nodes[n].expanded = true;

@@ -406,7 +406,8 @@ pub struct Program {
     pub main: FuncId,
     /// Entry of the synthetic start function (global initialisation, then `main`).
     pub entry: Node,
-    /// Heap allocations never return NULL (`--malloc-never-fails`).
+    /// True if the program is analysed under the assumption that heap allocation
+    /// (`malloc`/`calloc`) never returns NULL (`--malloc-never-fails`).
     #[serde(default)]
     pub malloc_never_fails: bool,
 }

@@ -26,18 +26,155 @@ pub enum Command {
     Verify {
         /// The C file.
         file: PathBuf,
+        #[command(flatten)]
+        cegar: crate::cegar::cli::VerifyArgs,
     },
+    /// Check a safety certificate written by `verify --certificate` (VALID exit 0,
+    /// otherwise the reason and exit 1).
+    CheckCertificate {
+        /// The C file.
+        file: PathBuf,
+        /// The certificate (JSON).
+        cert: PathBuf,
+        /// Assume malloc/calloc never return NULL (as the verification run did).
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
+    /// Explore FILE explicitly and print explicit-heap samples with the invariants
+    /// they satisfy and the recognised data structure per struct type.
+    Samples {
+        /// The C file (or a JSON-serialised CFA program).
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::explicit::render::Format,
+        /// Number of samples to collect.
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Minimum depth (structure nodes) of a sample.
+        #[arg(long = "min-nodes", default_value_t = 4)]
+        min_nodes: usize,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
+    /// Run the program concretely with random nondeterministic values (bug hunting), or
+    /// replay a counterexample. Exit 10 if the error location is reached, else 0
+    /// (with --replay: 10 if the counterexample reaches the error, else 20).
+    Simulate {
+        /// The C file.
+        file: PathBuf,
+        /// Number of random runs.
+        #[arg(long, default_value_t = 100)]
+        runs: u64,
+        /// Seed of the first run (run i uses seed + i); runs are reproducible.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Step limit per run (bounds loops).
+        #[arg(long, default_value_t = 100_000)]
+        max_steps: usize,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+        /// Replay this counterexample (JSON written by `verify --cex`) instead of random runs.
+        #[arg(long, value_name = "CEX")]
+        replay: Option<PathBuf>,
+        /// Print the trace of the first run that reaches the error (always with --replay).
+        #[arg(long)]
+        trace: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::simulate::SimFormat,
+    },
+    /// Print the control-flow automaton the front end builds for a C file.
+    Cfa {
+        /// The C file.
+        file: PathBuf,
+        /// Only this function.
+        #[arg(long)]
+        function: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: crate::frontend::CfaFormat,
+        /// Assume malloc/calloc never return NULL.
+        #[arg(long)]
+        malloc_never_fails: bool,
+    },
+    /// Shape-class generator library: `scg list`, `scg check FILE`.
+    Scg {
+        #[command(subcommand)]
+        cmd: crate::scg::cli::ScgCommand,
+    },
+    /// Run the scoreboard: `verify` on every SV-COMP task (*.yml) under the given folders.
+    Bench(crate::bench::BenchArgs),
+}
+
+/// How shape-class generators are chosen (`shapemc verify --scg`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ScgMode {
+    /// Refinement: trivial SCG first, refined along spurious counterexamples.
+    #[default]
+    Refine,
+    /// The maximal SCGs for all pointers from the start, no SCG refinement.
+    Maximal,
 }
 
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
-        Command::Verify { file } => {
-            println!(
-                "UNKNOWN: verification of {} is not implemented yet",
-                file.display()
-            );
-            crate::diag::exit::UNKNOWN
+        Command::Verify { file, cegar } => crate::cegar::cli::run_verify(&file, &cegar),
+        Command::CheckCertificate {
+            file,
+            cert,
+            malloc_never_fails,
+        } => crate::cegar::cli::run_check_certificate(&file, &cert, malloc_never_fails),
+        Command::Samples {
+            file,
+            format,
+            samples,
+            min_nodes,
+            malloc_never_fails,
+        } => {
+            crate::explicit::render::run_cli(&file, format, samples, min_nodes, malloc_never_fails)
         }
+        Command::Simulate {
+            file,
+            runs,
+            seed,
+            max_steps,
+            malloc_never_fails,
+            replay,
+            trace,
+            format,
+        } => {
+            let o = crate::simulate::SimOptions {
+                runs,
+                seed,
+                max_steps,
+                malloc_never_fails,
+                show_trace: trace,
+                format,
+            };
+            match replay {
+                Some(cex) => crate::simulate::run_replay(&file, &cex, &o),
+                None => crate::simulate::run_simulate(&file, &o),
+            }
+        }
+        Command::Cfa {
+            file,
+            function,
+            format,
+            malloc_never_fails,
+        } => crate::frontend::run_cfa_command(
+            &file,
+            function.as_deref(),
+            format,
+            &crate::frontend::FrontendOptions {
+                malloc_never_fails,
+                ..Default::default()
+            },
+        ),
+        Command::Scg { cmd } => crate::scg::cli::run(cmd),
+        Command::Bench(args) => crate::bench::run(args),
     }
 }

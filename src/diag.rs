@@ -75,3 +75,14 @@ impl fmt::Display for FrontendError {
 }
 
 impl std::error::Error for FrontendError {}
+
+/// The resident set size of this process in MiB (Linux `/proc/self/statm`); `None` where
+/// it cannot be read.
+pub fn resident_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = if page > 0 { page as u64 } else { 4096 };
+    Some(pages.saturating_mul(page) / (1024 * 1024))
+}

@@ -269,7 +269,7 @@ impl<'a> Machine<'a> {
     }
 
     fn next_alloc_null(&mut self) -> Res<bool> {
-        let null = if self.limits.malloc_never_fails {
+        let null = if self.limits.malloc_never_fails || self.prog.malloc_never_fails {
             false
         } else {
             match &mut self.source {

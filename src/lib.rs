@@ -3,11 +3,18 @@
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
 pub mod art;
+pub mod bench;
+pub mod cegar;
 pub mod cert;
 pub mod cfa;
 pub mod cli;
 pub mod cpa;
 pub mod diag;
+pub mod explicit;
+pub mod frontend;
 pub mod interp;
+pub mod predabs;
+pub mod scg;
+pub mod simulate;
 pub mod smt;
 pub mod tvla;

@@ -163,6 +163,31 @@ pub fn extract_atoms(
     (atoms, aliases)
 }
 
+/// The theory atoms of `term` (relations `=`, `<=`, `<`, `>=`, `>` between non-Boolean
+/// terms over the SSA symbols of `syms`), after the same normalisation as
+/// [`extract_atoms`]: `select(store(..))` resolved, `ite` lifted out of atoms, `distinct`
+/// split into equalities. At most `max_atoms` atoms; polarity is dropped. Used by
+/// predicate abstraction to turn interpolant atoms into predicates over program variables.
+pub fn theory_atoms(
+    prog: &Program,
+    syms: &SymbolTable,
+    term: &Arc<Term>,
+    max_atoms: usize,
+) -> Vec<Arc<Term>> {
+    let live = Live::default();
+    let cx = Cx {
+        prog,
+        syms,
+        live: &live,
+        max: max_atoms,
+        memo: Default::default(),
+    };
+    let mut raw: Vec<Arc<Term>> = Vec::new();
+    let mut seen = rustc_hash::FxHashMap::default();
+    cx.collect_bool(term, &mut raw, &mut seen);
+    raw
+}
+
 /// `norm` results keyed by node address; the key term is kept alive with the result.
 type NormMemo = rustc_hash::FxHashMap<usize, (Arc<Term>, Arc<Term>)>;
 

@@ -1,0 +1,439 @@
+//! SV-COMP task definitions (`X.yml`, format 2.0): parsing and discovery.
+//!
+//! Only the subset of YAML that SV-COMP task files use is understood: top-level keys,
+//! `input_files` as a scalar, a flow list or a block list, and `properties` as a block list
+//! of mappings (`property_file`, `expected_verdict`, `subproperty`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The kind of a property file, recognised from its text (or, failing that, its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PropertyKind {
+    /// `G ! call(reach_error())`: the only property the scoreboard scores.
+    UnreachCall,
+    /// Any other property, by name (e.g. `valid-memsafety`).
+    Other(String),
+}
+
+impl PropertyKind {
+    /// The SV-COMP short name (`unreach-call`, `valid-memsafety`, ...).
+    pub fn name(&self) -> &str {
+        match self {
+            PropertyKind::UnreachCall => "unreach-call",
+            PropertyKind::Other(n) => n,
+        }
+    }
+}
+
+/// One `properties:` entry of a task file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropertySpec {
+    /// The property file as written (relative to the task file's folder).
+    pub file: String,
+    /// `expected_verdict`, if present and `true`/`false`.
+    pub expected: Option<bool>,
+    /// `subproperty`, if present.
+    pub subproperty: Option<String>,
+}
+
+/// A parsed task file (no file-system checks yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskFile {
+    /// `input_files`, as written.
+    pub input_files: Vec<String>,
+    /// `properties`, in order.
+    pub properties: Vec<PropertySpec>,
+}
+
+/// Parses the text of an SV-COMP task file. Errors name the offending line.
+pub fn parse_task_file(text: &str) -> Result<TaskFile, String> {
+    let mut input_files = Vec::new();
+    let mut properties: Vec<PropertySpec> = Vec::new();
+    let mut section = String::new();
+    let mut saw_input = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = strip_comment(raw);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let indented = line.starts_with(' ') || line.starts_with('\t');
+        let t = line.trim();
+        if !indented {
+            let (key, value) =
+                split_key(t).ok_or_else(|| format!("line {}: expected `key:`", i + 1))?;
+            section = key.to_string();
+            if key == "input_files" {
+                saw_input = true;
+                if !value.is_empty() {
+                    input_files.extend(parse_scalar_or_flow_list(value));
+                }
+            }
+            continue;
+        }
+        match section.as_str() {
+            "input_files" => {
+                let item = t.strip_prefix('-').ok_or_else(|| {
+                    format!("line {}: expected `- file` under input_files", i + 1)
+                })?;
+                input_files.push(unquote(item.trim()).to_string());
+            }
+            "properties" => {
+                let body = if let Some(rest) = t.strip_prefix('-') {
+                    properties.push(PropertySpec {
+                        file: String::new(),
+                        expected: None,
+                        subproperty: None,
+                    });
+                    rest.trim()
+                } else {
+                    t
+                };
+                if body.is_empty() {
+                    continue;
+                }
+                let (key, value) = split_key(body).ok_or_else(|| {
+                    format!("line {}: expected `key: value` in properties", i + 1)
+                })?;
+                let entry = properties
+                    .last_mut()
+                    .ok_or_else(|| format!("line {}: property entry must start with `-`", i + 1))?;
+                let value = unquote(value);
+                match key {
+                    "property_file" => entry.file = value.to_string(),
+                    "expected_verdict" => {
+                        entry.expected = match value {
+                            "true" => Some(true),
+                            "false" => Some(false),
+                            _ => None,
+                        }
+                    }
+                    "subproperty" => entry.subproperty = Some(value.to_string()),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    if !saw_input || input_files.is_empty() {
+        return Err("no input_files".to_string());
+    }
+    if let Some(p) = properties.iter().find(|p| p.file.is_empty()) {
+        return Err(format!("property entry without property_file ({p:?})"));
+    }
+    Ok(TaskFile {
+        input_files,
+        properties,
+    })
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut prev_space = true;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && prev_space => return &line[..i],
+            None => {}
+        }
+        prev_space = c.is_whitespace();
+    }
+    line
+}
+
+fn split_key(t: &str) -> Option<(&str, &str)> {
+    let (k, v) = t.split_once(':')?;
+    let k = k.trim();
+    if k.is_empty() || k.contains(' ') {
+        return None;
+    }
+    Some((k, v.trim()))
+}
+
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    for q in ['\'', '"'] {
+        if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
+            return &s[1..s.len() - 1];
+        }
+    }
+    s
+}
+
+fn parse_scalar_or_flow_list(v: &str) -> Vec<String> {
+    match v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        Some(inner) => inner
+            .split(',')
+            .map(|s| unquote(s).to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => vec![unquote(v).to_string()],
+    }
+}
+
+/// Recognises a property file: unreach-call when its text checks `call(reach_error())`,
+/// otherwise by its file stem (`valid-memsafety`, ...), the SV-COMP naming convention.
+pub fn classify_property(path: &Path) -> PropertyKind {
+    let by_text = fs::read_to_string(path)
+        .map(|t| t.contains("call(reach_error())"))
+        .unwrap_or(false);
+    match path.file_stem().and_then(|s| s.to_str()) {
+        _ if by_text => PropertyKind::UnreachCall,
+        Some("unreach-call") => PropertyKind::UnreachCall,
+        Some(s) => PropertyKind::Other(s.to_string()),
+        None => PropertyKind::Other(path.display().to_string()),
+    }
+}
+
+/// What the scoreboard will do with one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Run `shapemc verify` on `input` and score against `expected` (unreach-call).
+    Run {
+        /// The C file.
+        input: PathBuf,
+        /// The expected verdict for unreach-call.
+        expected: bool,
+    },
+    /// Not run, shown as `skipped` with the reason (unsupported property, ...).
+    Skip(String),
+    /// Not run, shown as `error` with the reason (unreadable or malformed task file).
+    Broken(String),
+}
+
+/// One discovered task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// Stable display name: the name of the root folder, then the path below it, without `.yml`.
+    pub name: String,
+    /// The task file.
+    pub yml: PathBuf,
+    /// Names of all properties in the task file (for the report).
+    pub properties: Vec<String>,
+    /// What to do.
+    pub plan: Plan,
+}
+
+/// Builds the plan for the task file `yml` named `name`. Never fails: problems become
+/// [`Plan::Skip`] or [`Plan::Broken`], so no task is silently dropped.
+pub fn load_task(name: String, yml: &Path) -> Task {
+    let dir = yml.parent().unwrap_or(Path::new("."));
+    let parsed = fs::read_to_string(yml)
+        .map_err(|e| format!("cannot read task file: {e}"))
+        .and_then(|t| parse_task_file(&t).map_err(|e| format!("bad task file: {e}")));
+    let tf = match parsed {
+        Ok(tf) => tf,
+        Err(e) => {
+            return Task {
+                name,
+                yml: yml.to_path_buf(),
+                properties: Vec::new(),
+                plan: Plan::Broken(e),
+            }
+        }
+    };
+    let kinds: Vec<(PropertyKind, &PropertySpec)> = tf
+        .properties
+        .iter()
+        .map(|p| (classify_property(&dir.join(&p.file)), p))
+        .collect();
+    let properties = kinds.iter().map(|(k, _)| k.name().to_string()).collect();
+    let plan = match kinds.iter().find(|(k, _)| *k == PropertyKind::UnreachCall) {
+        None if kinds.is_empty() => Plan::Skip("no properties".to_string()),
+        None => Plan::Skip(format!(
+            "unsupported property: {}",
+            kinds
+                .iter()
+                .map(|(k, _)| k.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Some((_, spec)) => match spec.expected {
+            None => Plan::Skip("unreach-call without expected_verdict".to_string()),
+            Some(_) if tf.input_files.len() != 1 => {
+                Plan::Skip("several input files (unsupported)".to_string())
+            }
+            Some(expected) => {
+                let input = dir.join(&tf.input_files[0]);
+                if input.is_file() {
+                    Plan::Run { input, expected }
+                } else {
+                    Plan::Broken(format!("input file {} not found", input.display()))
+                }
+            }
+        },
+    };
+    Task {
+        name,
+        yml: yml.to_path_buf(),
+        properties,
+        plan,
+    }
+}
+
+/// Finds every `*.yml` under the given folders (recursively; a `.yml` file may also be
+/// given directly), sorted by name. Errors only for a path that does not exist.
+pub fn discover(roots: &[PathBuf]) -> Result<Vec<Task>, String> {
+    let mut tasks = Vec::new();
+    for root in roots {
+        if !root.exists() {
+            return Err(format!("{}: no such file or folder", root.display()));
+        }
+        let label = fs::canonicalize(root)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| root.display().to_string());
+        if root.is_file() {
+            let stem = root.file_stem().map(|s| s.to_string_lossy().into_owned());
+            tasks.push(load_task(stem.unwrap_or(label), root));
+            continue;
+        }
+        let root_label = label.trim_end_matches(".yml").to_string();
+        let mut ymls = Vec::new();
+        collect_ymls(root, &mut ymls);
+        for yml in ymls {
+            let rel = yml.strip_prefix(root).unwrap_or(&yml).with_extension("");
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            tasks.push(load_task(format!("{root_label}/{rel}"), &yml));
+        }
+    }
+    tasks.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tasks)
+}
+
+fn collect_ymls(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_ymls(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yml") {
+            out.push(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_svcomp_task_file() {
+        let t = "format_version: '2.0'\n\n# comment\ninput_files: 'a.c' # trailing\n\nproperties:\n  - property_file: ../properties/unreach-call.prp\n    expected_verdict: false\n  - property_file: ../properties/valid-memsafety.prp\n    expected_verdict: true\n    subproperty: valid-free\n\noptions:\n  language: C\n  data_model: ILP32\n";
+        let tf = parse_task_file(t).unwrap();
+        assert_eq!(tf.input_files, vec!["a.c".to_string()]);
+        assert_eq!(tf.properties.len(), 2);
+        assert_eq!(tf.properties[0].file, "../properties/unreach-call.prp");
+        assert_eq!(tf.properties[0].expected, Some(false));
+        assert_eq!(tf.properties[1].subproperty.as_deref(), Some("valid-free"));
+    }
+
+    #[test]
+    fn parses_input_file_lists() {
+        let tf = parse_task_file("input_files:\n  - 'a.c'\n  - b.c\nproperties: []\n").unwrap();
+        assert_eq!(tf.input_files, vec!["a.c", "b.c"]);
+        let tf = parse_task_file("input_files: ['a.c', \"b.c\"]\n").unwrap();
+        assert_eq!(tf.input_files, vec!["a.c", "b.c"]);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(parse_task_file("properties:\n  - expected_verdict: true\n").is_err());
+        assert!(parse_task_file("just words\n").is_err());
+        assert!(
+            parse_task_file("input_files: a.c\nproperties:\n  - expected_verdict: true\n").is_err()
+        );
+    }
+
+    #[test]
+    fn comment_stripping_respects_quotes() {
+        assert_eq!(strip_comment("a: 'x#y' # c"), "a: 'x#y' ");
+        assert_eq!(strip_comment("a: b#c"), "a: b#c");
+    }
+
+    #[test]
+    fn discovery_never_drops_a_task() {
+        let root = std::env::temp_dir().join(format!("shapemc-discover-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let sub = root.join("suite").join("nested");
+        fs::create_dir_all(&sub).unwrap();
+        fs::create_dir_all(root.join("properties")).unwrap();
+        fs::write(
+            root.join("properties/unreach-call.prp"),
+            "CHECK( init(main()), LTL(G ! call(reach_error())) )\n",
+        )
+        .unwrap();
+        fs::write(
+            root.join("properties/valid-memsafety.prp"),
+            "CHECK( init(main()), LTL(G valid-free) )\n",
+        )
+        .unwrap();
+        let suite = root.join("suite");
+        fs::write(suite.join("a.c"), "int main(void) { return 0; }\n").unwrap();
+        let y = |p: &str, v: &str| {
+            format!("  - property_file: ../properties/{p}.prp\n    expected_verdict: {v}\n")
+        };
+        fs::write(
+            suite.join("both.yml"),
+            format!(
+                "input_files: 'a.c'\nproperties:\n{}{}",
+                y("valid-memsafety", "false"),
+                y("unreach-call", "true")
+            ),
+        )
+        .unwrap();
+        fs::write(
+            suite.join("mem.yml"),
+            format!(
+                "input_files: 'a.c'\nproperties:\n{}",
+                y("valid-memsafety", "true")
+            ),
+        )
+        .unwrap();
+        fs::write(
+            suite.join("missing.yml"),
+            format!(
+                "input_files: 'nope.c'\nproperties:\n{}",
+                y("unreach-call", "false")
+            ),
+        )
+        .unwrap();
+        fs::write(sub.join("bad.yml"), "this is: not\n  - a task\n").unwrap();
+        let tasks = discover(std::slice::from_ref(&suite)).unwrap();
+        let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "suite/both",
+                "suite/mem",
+                "suite/missing",
+                "suite/nested/bad"
+            ]
+        );
+        assert_eq!(
+            tasks[0].plan,
+            Plan::Run {
+                input: suite.join("a.c"),
+                expected: true
+            }
+        );
+        assert_eq!(tasks[0].properties, ["valid-memsafety", "unreach-call"]);
+        assert_eq!(
+            tasks[1].plan,
+            Plan::Skip("unsupported property: valid-memsafety".to_string())
+        );
+        assert!(matches!(&tasks[2].plan, Plan::Broken(m) if m.contains("not found")));
+        assert!(matches!(&tasks[3].plan, Plan::Broken(m) if m.contains("bad task file")));
+        assert!(discover(&[root.join("does-not-exist")]).is_err());
+        fs::remove_dir_all(&root).unwrap();
+    }
+}

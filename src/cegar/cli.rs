@@ -1,0 +1,260 @@
+//! `shapemc verify` and `shapemc check-certificate` (predicate abstraction).
+
+use super::predicates::PredicateAbstraction;
+use super::{model_check, CegarOptions, Verdict};
+use crate::art::Order;
+use crate::cert::{check, Certificate};
+use crate::diag::exit;
+use crate::frontend::{parse_file, FrontendOptions};
+use crate::predabs::{Cube, Precision, PredAbs, PredScope};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Options of `verify` owned by the CEGAR module.
+#[derive(clap::Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// Write the safety certificate (JSON) here when the verdict is SAFE.
+    #[arg(long, value_name = "FILE")]
+    pub certificate: Option<PathBuf>,
+    /// Write the counterexample (JSON, replayable with `simulate --replay`) here when
+    /// the verdict is UNSAFE.
+    #[arg(long, value_name = "FILE")]
+    pub cex: Option<PathBuf>,
+    /// Exploration order of the ART.
+    #[arg(long, value_enum, default_value = "bfs")]
+    pub order: Order,
+    /// Assume malloc/calloc never return NULL.
+    #[arg(long)]
+    pub malloc_never_fails: bool,
+    /// Wall-clock budget in seconds (UNKNOWN when exhausted).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Maximum number of refinements.
+    #[arg(long, default_value_t = 200)]
+    pub max_refinements: usize,
+    /// Maximum number of ART nodes.
+    #[arg(long, default_value_t = 200_000)]
+    pub max_nodes: usize,
+    /// Where refinement adds predicates.
+    #[arg(long, value_enum, default_value = "location")]
+    pub pred_scope: PredScope,
+    /// Memory limit in MiB: the loop answers UNKNOWN when the resident set exceeds it.
+    #[arg(long, value_name = "MB")]
+    pub memory_limit: Option<u64>,
+    /// Write statistics as a JSON object to FILE (`refinements_td`, `refinements_scg`,
+    /// `refinements_pred`, ART sizes and timings, the verdict).
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// Shape-class generators: `refine` starts from the trivial SCG and refines
+    /// (explicit heap analysis + FineTune); `maximal` enables the most precise SCGs for
+    /// all pointers from the start (no SCG refinement).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::cli::ScgMode::Refine)]
+    pub scg: crate::cli::ScgMode,
+}
+
+impl Default for VerifyArgs {
+    fn default() -> Self {
+        VerifyArgs {
+            certificate: None,
+            cex: None,
+            order: Order::Bfs,
+            malloc_never_fails: false,
+            timeout: None,
+            max_refinements: 200,
+            max_nodes: 200_000,
+            pred_scope: PredScope::Location,
+            memory_limit: None,
+            stats_json: None,
+            scg: crate::cli::ScgMode::Refine,
+        }
+    }
+}
+
+/// The certificate format of predicate abstraction.
+pub type PredCertificate = Certificate<Cube, Precision>;
+
+/// The result of [`verify_file`]: the verdict and details to print.
+pub struct VerifyReport {
+    pub verdict: Verdict,
+    pub stats: super::Stats,
+    pub certificate: Option<PredCertificate>,
+    pub counterexample: Option<crate::simulate::Counterexample>,
+    pub log: Vec<String>,
+}
+
+/// Parses `file` and model-checks it with predicate abstraction. Front-end errors are
+/// returned as `Err(exit code)` after printing the diagnostic to stderr.
+pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
+    let prog = parse_file(
+        file,
+        &FrontendOptions {
+            malloc_never_fails: args.malloc_never_fails,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })?;
+    let opts = CegarOptions {
+        order: args.order,
+        timeout: args
+            .timeout
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(Duration::from_secs_f64),
+        max_refinements: args.max_refinements,
+        max_nodes: args.max_nodes,
+        memory_limit_mb: args.memory_limit,
+        ..Default::default()
+    };
+    let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
+    let out = model_check(&prog, &mut abs, &opts);
+    Ok(VerifyReport {
+        verdict: out.verdict,
+        stats: out.stats,
+        certificate: out.certificate,
+        counterexample: out.counterexample,
+        log: out.log,
+    })
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `shapemc verify FILE`: prints the verdict line first (`SAFE`, `UNSAFE`,
+/// `UNKNOWN: <reason>`), then details; writes the certificate / counterexample if asked.
+/// Returns the exit code (0, 10, 20; 2/3 for front-end errors).
+pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
+    let rep = match verify_file(file, args) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    println!("{}", rep.verdict.line());
+    let s = &rep.stats;
+    if let Some(path) = &args.stats_json {
+        let mut v = serde_json::to_value(s).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("verdict".into(), rep.verdict.line().into());
+        }
+        if let Err(e) = write_json(path, &v) {
+            eprintln!("error: cannot write the statistics: {e}");
+        }
+    }
+    println!(
+        "refinements: {} (predicates), ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
+        s.refinements_pred,
+        s.art_nodes,
+        s.art_nodes_created,
+        s.time_total_s,
+        s.time_build_s,
+        s.time_path_analysis_s
+    );
+    for l in &rep.log {
+        println!("  {l}");
+    }
+    let mut code = rep.verdict.exit_code();
+    if let (Some(path), Some(cert)) = (&args.certificate, &rep.certificate) {
+        match write_json(path, cert) {
+            Ok(()) => println!("certificate written to {}", path.display()),
+            Err(e) => {
+                eprintln!("error: cannot write the certificate: {e}");
+                code = exit::USAGE_OR_PARSE;
+            }
+        }
+    }
+    if let Some(cex) = &rep.counterexample {
+        println!("counterexample ({} steps):", cex.path.len());
+        for l in &cex.trace {
+            println!("  {l}");
+        }
+        if let Some(path) = &args.cex {
+            match write_json(path, cex) {
+                Ok(()) => println!("counterexample written to {}", path.display()),
+                Err(e) => {
+                    eprintln!("error: cannot write the counterexample: {e}");
+                    code = exit::USAGE_OR_PARSE;
+                }
+            }
+        }
+    }
+    code
+}
+
+/// Checks a predicate-abstraction certificate against `file` from scratch.
+pub fn check_certificate(
+    file: &Path,
+    cert_file: &Path,
+    malloc_never_fails: bool,
+) -> Result<Result<(), String>, i32> {
+    let prog = parse_file(
+        file,
+        &FrontendOptions {
+            malloc_never_fails,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })?;
+    let text = match std::fs::read_to_string(cert_file) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),
+    };
+    let cert: PredCertificate = match serde_json::from_str(&text) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(format!("not a predicate-abstraction certificate: {e}"))),
+    };
+    Ok(check_parsed(&prog, &cert))
+}
+
+/// Validates the format, precision and states of a certificate, then runs
+/// [`crate::cert::check`] with a fresh [`PredAbs`].
+pub fn check_parsed(prog: &crate::cfa::Program, cert: &PredCertificate) -> Result<(), String> {
+    if cert.format != "shapemc-certificate-1" {
+        return Err(format!("unknown certificate format `{}`", cert.format));
+    }
+    if cert.cpa != "predabs" {
+        return Err(format!(
+            "certificate of CPA `{}`, expected `predabs`",
+            cert.cpa
+        ));
+    }
+    cert.precision.validate(prog)?;
+    let n = cert.precision.preds.len() as u32;
+    for node in &cert.nodes {
+        if !node.state.is_normal() || node.state.0.iter().any(|(i, _)| *i >= n) {
+            return Err(format!("node {}: malformed state", node.id));
+        }
+        if node.stack.iter().any(|&e| e >= prog.graph.edge_count()) {
+            return Err(format!("node {}: call stack names no edge", node.id));
+        }
+        if let Some(s) = node.step {
+            let (crate::cfa::Step::Edge(e)
+            | crate::cfa::Step::Enter(e)
+            | crate::cfa::Step::Leave(e)) = s;
+            if e.index() >= prog.graph.edge_count() {
+                return Err(format!("node {}: step names no edge", node.id));
+            }
+        }
+    }
+    check(&PredAbs::new(10_000), prog, cert).map_err(|e| e.to_string())
+}
+
+/// `shapemc check-certificate FILE CERT`: prints `VALID` (exit 0) or `INVALID: reason`
+/// (exit 1); front-end errors exit 2/3.
+pub fn run_check_certificate(file: &Path, cert_file: &Path, malloc_never_fails: bool) -> i32 {
+    match check_certificate(file, cert_file, malloc_never_fails) {
+        Err(code) => code,
+        Ok(Ok(())) => {
+            println!("VALID");
+            0
+        }
+        Ok(Err(e)) => {
+            println!("INVALID: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,535 @@
+//! CEGAR: `ModelCheck` (paper Algorithm 1) over an [`Abstraction`], and the `verify` /
+//! `check-certificate` commands.
+//!
+//! The loop: extend the ART (`art::build`); at an error node take the ART path and
+//! analyse it with the SMT layer ([`crate::smt::refine_path`]):
+//! - feasible: replay the model's inputs with the interpreter; UNSAFE only if the replay
+//!   reaches the error location, otherwise UNKNOWN with the reason;
+//! - infeasible: the (validated) sequence interpolants go to [`Abstraction::refine`],
+//!   which returns the precision change and the first path position whose abstraction
+//!   changed; the ART below that position is removed and the search continues. No
+//!   change means the refinement failed (UNKNOWN, as in the paper);
+//! - complete ART: a certificate is built and checked by an independent instance of the
+//!   CPA ([`crate::cert::check`]); SAFE only if it is valid.
+//!
+//! Limits (deadline, refinements, ART nodes) end the loop with UNKNOWN and the reason.
+//! The seam for the explicit-heap and shape domains is [`Abstraction`]: a domain brings
+//! its CPA, its precision, its refinement from interpolants and (optionally) its
+//! threshold handling; the loop does not change.
+
+pub mod cli;
+pub mod predicates;
+
+use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
+use crate::cert::{check, Certificate};
+use crate::cfa::{Node, Program, Step};
+use crate::cpa::Cpa;
+use crate::interp::{render_trace, replay_path, Limits};
+use crate::simulate::Counterexample;
+use crate::smt::{refine_path, Interpolants, InterpolationOptions, PathAnalysis, SmtOptions};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The answer of the model checker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A complete ART whose certificate the checker accepted.
+    Safe,
+    /// A feasible error path that the interpreter replays.
+    Unsafe,
+    /// Anything else, with the reason.
+    Unknown(String),
+}
+
+impl Verdict {
+    /// The verdict line: `SAFE`, `UNSAFE` or `UNKNOWN: <reason>`.
+    pub fn line(&self) -> String {
+        match self {
+            Verdict::Safe => "SAFE".into(),
+            Verdict::Unsafe => "UNSAFE".into(),
+            Verdict::Unknown(r) => format!("UNKNOWN: {r}"),
+        }
+    }
+    /// The process exit code (0, 10, 20).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Verdict::Safe => crate::diag::exit::SAFE,
+            Verdict::Unsafe => crate::diag::exit::UNSAFE,
+            Verdict::Unknown(_) => crate::diag::exit::UNKNOWN,
+        }
+    }
+}
+
+/// Options of [`model_check`].
+#[derive(Clone, Debug)]
+pub struct CegarOptions {
+    pub order: Order,
+    /// Wall-clock budget of the whole run.
+    pub timeout: Option<Duration>,
+    pub max_refinements: usize,
+    pub max_nodes: usize,
+    /// Z3 timeout per query (ms) for path analysis.
+    pub smt_timeout_ms: u32,
+    /// Validate interpolant sequences with Z3 (never use an unchecked sequence).
+    pub validate_interpolants: bool,
+    /// Resident-memory budget in MiB (UNKNOWN when exceeded).
+    pub memory_limit_mb: Option<u64>,
+}
+
+impl Default for CegarOptions {
+    fn default() -> Self {
+        CegarOptions {
+            order: Order::Bfs,
+            timeout: None,
+            max_refinements: 200,
+            max_nodes: 200_000,
+            smt_timeout_ms: 20_000,
+            validate_interpolants: true,
+            memory_limit_mb: None,
+        }
+    }
+}
+
+/// What a refinement step learnt.
+#[derive(Clone, Debug, Default)]
+pub struct Refinement {
+    /// The first path position (0 = root) whose abstraction changed; `None`: nothing
+    /// new was learnt (the refinement failed).
+    pub pivot: Option<usize>,
+    /// Human-readable additions (`x < 10 @ main:4:5`).
+    pub added: Vec<String>,
+    /// Facts found in the interpolants that this abstraction does not handle yet
+    /// (e.g. field assertions for the shape domain).
+    pub unhandled: Vec<String>,
+    /// Kind of refinement for statistics (`"pred"`, `"td"`, `"scg"`).
+    pub kind: &'static str,
+}
+
+/// The infeasible error path handed to [`Abstraction::refine`].
+pub struct RefineInput<'a> {
+    pub path: &'a [Step],
+    /// ART nodes along the path (`path.len() + 1` of them, root first).
+    pub nodes: &'a [ArtId],
+    /// Their CFA locations.
+    pub locs: &'a [Node],
+    /// The validated sequence interpolants with atoms.
+    pub interpolants: &'a Interpolants,
+}
+
+/// An abstract domain under CEGAR: its CPA, its current precision, and how an infeasible
+/// error path refines the precision. Implemented by predicate abstraction
+/// ([`predicates::PredicateAbstraction`]); the explicit-heap and shape domains plug in
+/// here.
+pub trait Abstraction {
+    type Cpa: Cpa;
+    /// The CPA used for the search.
+    fn cpa(&self) -> &Self::Cpa;
+    /// A fresh instance for the independent certificate check (no caches).
+    fn checker(&self) -> Self::Cpa;
+    /// The current precision.
+    fn precision(&self) -> &<Self::Cpa as Cpa>::Prec;
+    /// Refines the precision from an infeasible path.
+    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement;
+    /// The threshold of `BuildART` (case (c) of the paper); never fires by default.
+    fn threshold(&self, _s: &<Self::Cpa as Cpa>::State) -> bool {
+        false
+    }
+    /// Called when the threshold fired on `node` (the paper's `Abstract`); may rewrite
+    /// the ART. Default: give up with a reason.
+    fn on_threshold(
+        &mut self,
+        _prog: &Program,
+        _art: &mut Art<<Self::Cpa as Cpa>::State>,
+        _node: ArtId,
+    ) -> Result<(), String> {
+        Err("threshold handling is not implemented for this abstraction".into())
+    }
+    /// Called once per build with the deadline (so domains can bound their own solver
+    /// calls). Default: nothing.
+    fn set_deadline(&self, _deadline: Option<Instant>) {}
+    /// Extra statistics of the domain (JSON object).
+    fn stats(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Statistics of one run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub iterations: usize,
+    /// Predicate refinements.
+    pub refinements_pred: usize,
+    /// Tracking-definition refinements (shape domain; 0 for now).
+    pub refinements_td: usize,
+    /// SCG refinements (shape domain; 0 for now).
+    pub refinements_scg: usize,
+    /// Error paths through nodes computed under an older precision (rebuilt, no
+    /// refinement needed).
+    pub stale_rebuilds: usize,
+    /// Alive ART nodes at the end.
+    pub art_nodes: usize,
+    /// Nodes ever created.
+    pub art_nodes_created: usize,
+    pub time_build_s: f64,
+    /// Feasibility checks and interpolation of error paths.
+    pub time_path_analysis_s: f64,
+    pub time_replay_s: f64,
+    pub time_cert_check_s: f64,
+    pub time_total_s: f64,
+    /// Domain statistics (e.g. Z3 time spent in abstract posts).
+    pub domain: serde_json::Value,
+}
+
+/// The result of [`model_check`].
+pub struct Outcome<S, P> {
+    pub verdict: Verdict,
+    pub stats: Stats,
+    /// The checked certificate (SAFE only).
+    pub certificate: Option<Certificate<S, P>>,
+    /// The replayed counterexample (UNSAFE only).
+    pub counterexample: Option<Counterexample>,
+    /// One line per refinement (what was learnt where).
+    pub log: Vec<String>,
+}
+
+type St<A> = <<A as Abstraction>::Cpa as Cpa>::State;
+type Pr<A> = <<A as Abstraction>::Cpa as Cpa>::Prec;
+
+/// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
+/// valid certificate, nor UNSAFE without a replayed counterexample.
+pub fn model_check<A: Abstraction>(
+    prog: &Program,
+    abs: &mut A,
+    opts: &CegarOptions,
+) -> Outcome<St<A>, Pr<A>>
+where
+    St<A>: Clone,
+    Pr<A>: Clone + Serialize,
+{
+    let start = Instant::now();
+    let deadline = opts.timeout.map(|t| start + t);
+    let mut stats = Stats::default();
+    let mut log = Vec::new();
+    let init = abs.cpa().initial(prog, abs.precision());
+    let mut art = Art::new(prog, init);
+    let bopts = BuildOptions {
+        order: opts.order,
+        max_nodes: opts.max_nodes,
+        deadline,
+        memory_limit_mb: opts.memory_limit_mb,
+    };
+    let finish = |verdict: Verdict,
+                  mut stats: Stats,
+                  art: &Art<St<A>>,
+                  abs: &A,
+                  log: Vec<String>,
+                  certificate,
+                  counterexample| {
+        stats.art_nodes = art.size();
+        stats.art_nodes_created = art.nodes.len();
+        stats.time_total_s = start.elapsed().as_secs_f64();
+        stats.domain = abs.stats();
+        Outcome {
+            verdict,
+            stats,
+            certificate,
+            counterexample,
+            log,
+        }
+    };
+    loop {
+        stats.iterations += 1;
+        abs.set_deadline(deadline);
+        let t = Instant::now();
+        let out = {
+            let cpa = abs.cpa();
+            let prec = abs.precision();
+            let mut th = |s: &St<A>| abs.threshold(s);
+            build(cpa, prog, &mut art, prec, &bopts, &mut th)
+        };
+        stats.time_build_s += t.elapsed().as_secs_f64();
+        tracing::info!(
+            "iteration {}: ART {} nodes ({} created), {:?}",
+            stats.iterations,
+            art.size(),
+            art.nodes.len(),
+            short(&out)
+        );
+        match out {
+            BuildOutcome::Limit(r) => {
+                return finish(Verdict::Unknown(r), stats, &art, abs, log, None, None)
+            }
+            BuildOutcome::Threshold(n) => {
+                if let Err(r) = abs.on_threshold(prog, &mut art, n) {
+                    return finish(Verdict::Unknown(r), stats, &art, abs, log, None, None);
+                }
+            }
+            BuildOutcome::Complete => {
+                let t = Instant::now();
+                let cert = Certificate::from_art(abs.cpa(), prog, &art, abs.precision());
+                let checker = abs.checker();
+                let res = check(&checker, prog, &cert);
+                stats.time_cert_check_s += t.elapsed().as_secs_f64();
+                let v = match res {
+                    Ok(()) => Verdict::Safe,
+                    Err(e) => {
+                        tracing::error!("bug: the certificate of a complete ART is invalid: {e}");
+                        return finish(
+                            Verdict::Unknown(format!("certificate check failed: {e}")),
+                            stats,
+                            &art,
+                            abs,
+                            log,
+                            None,
+                            None,
+                        );
+                    }
+                };
+                return finish(v, stats, &art, abs, log, Some(cert), None);
+            }
+            BuildOutcome::Error(n) => {
+                let path = art.path_to(n);
+                let nodes = art.nodes_to(n);
+                let locs: Vec<Node> = nodes.iter().map(|&m| art.nodes[m].loc).collect();
+                let t = Instant::now();
+                let mut smt = SmtOptions {
+                    timeout_ms: opts.smt_timeout_ms,
+                    ..SmtOptions::default()
+                };
+                if let Some(d) = deadline {
+                    let left = d.saturating_duration_since(Instant::now()).as_millis() as u32;
+                    if left == 0 {
+                        return finish(
+                            Verdict::Unknown("time limit reached".into()),
+                            stats,
+                            &art,
+                            abs,
+                            log,
+                            None,
+                            None,
+                        );
+                    }
+                    smt.timeout_ms = if smt.timeout_ms == 0 {
+                        left
+                    } else {
+                        smt.timeout_ms.min(left)
+                    };
+                }
+                let iopts = InterpolationOptions {
+                    validate: opts.validate_interpolants,
+                    smt,
+                    ..Default::default()
+                };
+                let analysis = refine_path(prog, &path, &iopts);
+                stats.time_path_analysis_s += t.elapsed().as_secs_f64();
+                match analysis {
+                    Err(e) => {
+                        return finish(
+                            Verdict::Unknown(format!(
+                                "analysis of an error path of {} steps failed: {e}",
+                                path.len()
+                            )),
+                            stats,
+                            &art,
+                            abs,
+                            log,
+                            None,
+                            None,
+                        )
+                    }
+                    Ok(PathAnalysis::Feasible(model)) => {
+                        let t = Instant::now();
+                        let inputs = model.to_inputs();
+                        let limits = Limits {
+                            max_steps: path.len() + 10,
+                            malloc_never_fails: prog.malloc_never_fails,
+                        };
+                        let run = replay_path(prog, &path, &inputs, &limits);
+                        stats.time_replay_s += t.elapsed().as_secs_f64();
+                        if run.outcome.is_error() {
+                            let cex = Counterexample {
+                                format: Counterexample::FORMAT.into(),
+                                file: prog.file.display().to_string(),
+                                path,
+                                inputs,
+                                trace: render_trace(prog, &run)
+                                    .lines()
+                                    .map(|l| l.to_string())
+                                    .collect(),
+                            };
+                            return finish(Verdict::Unsafe, stats, &art, abs, log, None, Some(cex));
+                        }
+                        let why = format!(
+                            "an error path of {} steps is feasible in the path formula but its replay did not reach the error ({})",
+                            path.len(),
+                            run.outcome
+                        );
+                        return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
+                    }
+                    Ok(PathAnalysis::Infeasible(itps)) => {
+                        if opts.validate_interpolants && !itps.validated {
+                            return finish(
+                                Verdict::Unknown("interpolants were not validated".into()),
+                                stats,
+                                &art,
+                                abs,
+                                log,
+                                None,
+                                None,
+                            );
+                        }
+                        let input = RefineInput {
+                            path: &path,
+                            nodes: &nodes,
+                            locs: &locs,
+                            interpolants: &itps,
+                        };
+                        let r = abs.refine(prog, &input);
+                        for u in &r.unhandled {
+                            tracing::info!("not handled yet: {u}");
+                        }
+                        // Nodes computed under an older precision may lie on the path
+                        // (refinement only rebuilds below the pivot of earlier paths):
+                        // the first node whose state the current precision recomputes
+                        // differently is a pivot too.
+                        let stale = first_stale(prog, abs, &art, &path, &nodes);
+                        if let Some(st) = stale {
+                            if r.pivot.is_none_or(|p| st < p) {
+                                tracing::info!("stale ART node at path position {st}");
+                            }
+                        }
+                        let pivot = match (r.pivot, stale) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                        let Some(pivot) = pivot else {
+                            let mut why = format!(
+                                "refinement failed on path: {}",
+                                describe_path(prog, &path)
+                            );
+                            if !r.unhandled.is_empty() {
+                                let mut u = r.unhandled.clone();
+                                u.truncate(5);
+                                why.push_str(&format!(
+                                    " (interpolants need facts this analysis does not track: {})",
+                                    u.join("; ")
+                                ));
+                            }
+                            return finish(
+                                Verdict::Unknown(why),
+                                stats,
+                                &art,
+                                abs,
+                                log,
+                                None,
+                                None,
+                            );
+                        };
+                        if r.pivot.is_none() {
+                            stats.stale_rebuilds += 1;
+                        } else {
+                            match r.kind {
+                                "td" => stats.refinements_td += 1,
+                                "scg" => stats.refinements_scg += 1,
+                                _ => stats.refinements_pred += 1,
+                            }
+                        }
+                        let line = format!(
+                            "refinement {}: path of {} steps, pivot at position {pivot}: {}",
+                            stats.refinements_pred + stats.refinements_td + stats.refinements_scg,
+                            path.len(),
+                            r.added.join(", ")
+                        );
+                        tracing::info!("{line}");
+                        log.push(line);
+                        // Remove the subtrees whose states the new precision changes: all
+                        // children of the node before the pivot (they are re-expanded).
+                        let parent = if pivot == 0 {
+                            nodes[0]
+                        } else {
+                            nodes[pivot.min(nodes.len() - 1) - 1]
+                        };
+                        let children = art.nodes[parent].children.clone();
+                        for c in children {
+                            art.remove_subtree(c);
+                        }
+                        let total =
+                            stats.refinements_pred + stats.refinements_td + stats.refinements_scg;
+                        if total >= opts.max_refinements {
+                            return finish(
+                                Verdict::Unknown(format!(
+                                    "refinement limit ({}) reached",
+                                    opts.max_refinements
+                                )),
+                                stats,
+                                &art,
+                                abs,
+                                log,
+                                None,
+                                None,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first position `i >= 1` of the path whose ART node's state differs from what
+/// the CPA computes now (current precision) from its parent's state.
+fn first_stale<A: Abstraction>(
+    prog: &Program,
+    abs: &A,
+    art: &Art<St<A>>,
+    path: &[Step],
+    nodes: &[ArtId],
+) -> Option<usize> {
+    let cpa = abs.cpa();
+    let prec = abs.precision();
+    (1..nodes.len()).find(|&i| {
+        let parent = &art.nodes[nodes[i - 1]];
+        let node = &art.nodes[nodes[i]];
+        !cpa.post(prog, &parent.state, path[i - 1], node.loc, prec)
+            .into_iter()
+            .map(|s| cpa.adjust(s, node.loc, prec))
+            .any(|s| s == node.state)
+    })
+}
+
+fn short(o: &BuildOutcome) -> String {
+    match o {
+        BuildOutcome::Error(n) => format!("error node {n}"),
+        BuildOutcome::Complete => "complete".into(),
+        BuildOutcome::Threshold(n) => format!("threshold at node {n}"),
+        BuildOutcome::Limit(r) => format!("limit: {r}"),
+    }
+}
+
+/// A short description of a path: its length and the source lines of its assumptions.
+pub fn describe_path(prog: &Program, path: &[Step]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for s in path {
+        let e = prog.step_edge(*s);
+        if let crate::cfa::Op::Assume { .. } = e.op {
+            let l = format!("{}", e.src.line);
+            if lines.last() != Some(&l) {
+                lines.push(l);
+            }
+        }
+    }
+    let n = lines.len();
+    if n > 12 {
+        lines.drain(4..n - 6);
+        lines.insert(4, "...".into());
+    }
+    format!(
+        "{} steps, branches at lines {}",
+        path.len(),
+        if lines.is_empty() {
+            "-".into()
+        } else {
+            lines.join(",")
+        }
+    )
+}

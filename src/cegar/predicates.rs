@@ -1,0 +1,107 @@
+//! Predicate abstraction under CEGAR: new predicates from the atoms of interpolants.
+
+use super::{Abstraction, RefineInput, Refinement};
+use crate::cfa::Program;
+use crate::predabs::{atom_to_pred, Precision, PredAbs, PredScope};
+use crate::smt::atoms::{theory_atoms, AtomKind};
+
+/// [`PredAbs`] with its precision; refinement adds the interpolant atoms of position
+/// `i` (integer relations and pointer (dis)equalities of program variables) at the
+/// path's location `i` (or its function, or globally, by [`PredScope`]).
+#[derive(Debug)]
+pub struct PredicateAbstraction {
+    pub cpa: PredAbs,
+    pub prec: Precision,
+    pub scope: PredScope,
+    /// Z3 timeout per abstraction query (ms).
+    pub timeout_ms: u32,
+    /// Upper bound on atoms taken from one interpolant.
+    pub max_atoms: usize,
+}
+
+impl PredicateAbstraction {
+    /// An abstraction with the empty precision.
+    pub fn new(scope: PredScope, timeout_ms: u32) -> PredicateAbstraction {
+        PredicateAbstraction {
+            cpa: PredAbs::new(timeout_ms),
+            prec: Precision::default(),
+            scope,
+            timeout_ms,
+            max_atoms: 64,
+        }
+    }
+}
+
+impl Abstraction for PredicateAbstraction {
+    type Cpa = PredAbs;
+
+    fn cpa(&self) -> &PredAbs {
+        &self.cpa
+    }
+    fn checker(&self) -> PredAbs {
+        PredAbs::new(self.timeout_ms)
+    }
+    fn precision(&self) -> &Precision {
+        &self.prec
+    }
+    fn set_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.cpa.set_deadline(deadline);
+    }
+    fn stats(&self) -> serde_json::Value {
+        let s = self.cpa.stats();
+        serde_json::json!({
+            "predicates": self.prec.preds.len(),
+            "precision_size": self.prec.size(),
+            "posts": s.posts,
+            "post_cache_hits": s.cache_hits,
+            "z3_queries": s.z3_queries,
+            "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
+        })
+    }
+
+    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
+        let mut r = Refinement {
+            kind: "pred",
+            ..Default::default()
+        };
+        let itps = input.interpolants;
+        let mut changed = std::collections::BTreeSet::new();
+        for item in &itps.items {
+            let Some(&loc) = input.locs.get(item.pos) else {
+                continue;
+            };
+            for a in &item.atoms {
+                if matches!(a.kind, AtomKind::Field | AtomKind::Validity) {
+                    let u = format!("{} @ {}", a.text, prog.graph[loc].src);
+                    if !r.unhandled.contains(&u) {
+                        r.unhandled.push(u);
+                    }
+                }
+            }
+            for t in theory_atoms(prog, &itps.symbols, &item.term, self.max_atoms) {
+                let Some(e) = atom_to_pred(prog, &itps.symbols, &t) else {
+                    continue;
+                };
+                if self.prec.add(prog, &e, loc, self.scope) {
+                    changed.insert(loc);
+                    let f = &prog.functions[prog.graph[loc].func].name;
+                    r.added.push(format!(
+                        "{} @ {f}:{} (loc {})",
+                        crate::predabs::pred_text(prog, &e),
+                        prog.graph[loc].src,
+                        loc.index()
+                    ));
+                }
+            }
+        }
+        // The pivot is the first position whose tracked set grew (a location can occur
+        // several times on the path; function and global scope reach further).
+        let func = |l: crate::cfa::Node| prog.graph[l].func;
+        r.pivot = input.locs.iter().position(|&l| match self.scope {
+            PredScope::Location => changed.contains(&l),
+            PredScope::Function => changed.iter().any(|&c| func(c) == func(l)),
+            PredScope::Global => !changed.is_empty(),
+        });
+        r
+    }
+}

@@ -1,0 +1,446 @@
+//! The sampler: explores a program's CFA from [`Program::entry`] with the explicit
+//! domain tracking every variable, collects heaps whose depth reaches the threshold,
+//! and classifies each struct type.
+//!
+//! Exploration is breadth-first over `(location, call stack, state)` (so the smallest
+//! structures are seen first), bounded by a state budget; conditions on ⊤ follow both
+//! branches; `Nondet` integers take a few representative values (default 0, 1, 2) so
+//! that loops building structures run a few rounds. Deterministic: no clocks, no
+//! hash-order dependence.
+
+use super::depth::{sample_key, SampleCollector, SampleThreshold};
+use super::infer::{classify, Classification};
+use super::post::Domain;
+use super::ExplicitState;
+use crate::cfa::{EdgeId, Expr, LocKind, Node, Op, Program, Scope, Step, StructId, VarId};
+use fixedbitset::FixedBitSet;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+
+/// Where samples may be taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SampleSites {
+    /// At every explored state.
+    All,
+    /// Preferably at loop heads of `main` and return sites of calls in `main` (between
+    /// client-level operations, where data structures are consistent rather than in
+    /// the middle of an update); if those do not give enough samples within the
+    /// budget, also at loop heads and entries/exits of other functions.
+    Stable,
+}
+
+/// Configuration of [`sample_program`].
+#[derive(Clone, Debug, Serialize)]
+pub struct SamplerConfig {
+    /// When enough samples are collected.
+    pub threshold: SampleThreshold,
+    /// Maximum number of explored (location, stack, state) triples.
+    pub state_budget: usize,
+    /// Values tried for `Nondet` integer assignments.
+    pub nondet_values: Vec<i64>,
+    /// Maximum call-stack depth (deeper calls are not explored).
+    pub max_call_depth: usize,
+    /// Heap allocations never return NULL (also when `Program::malloc_never_fails`).
+    pub malloc_never_fails: bool,
+    /// Where samples are taken.
+    pub sites: SampleSites,
+    /// Forget (set to ⊤) local variables that are dead at the reached location, so
+    /// that states differing only in stale temporaries are merged.
+    pub kill_dead: bool,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        SamplerConfig {
+            threshold: SampleThreshold::default(),
+            state_budget: 200_000,
+            nondet_values: vec![0, 1, 2],
+            max_call_depth: 32,
+            malloc_never_fails: false,
+            sites: SampleSites::Stable,
+            kill_dead: true,
+        }
+    }
+}
+
+/// One collected explicit heap.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    /// The location where it was collected (node index).
+    pub node: usize,
+    /// The variable with the largest depth, and that depth.
+    pub root: VarId,
+    pub depth: usize,
+    /// The heap (canonical).
+    pub state: ExplicitState,
+}
+
+/// What the sampler found.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleReport {
+    /// The collected samples (at most `threshold.samples`).
+    pub samples: Vec<Sample>,
+    /// Explored states.
+    pub states: usize,
+    /// True if the state budget ran out before enough samples were collected.
+    pub budget_exhausted: bool,
+    /// Paths ended by an explicit error (undefined behaviour), by kind.
+    pub errors: BTreeMap<String, usize>,
+    /// Number of times an error location was reached.
+    pub error_locations: usize,
+    /// One classification per struct type occurring in a sample, by struct id.
+    pub classifications: Vec<Classification>,
+}
+
+impl SampleReport {
+    /// The classification of the struct type with the most cells over all samples
+    /// (the program's main data structure), if any.
+    pub fn main_structure(&self) -> Option<&Classification> {
+        self.classifications.iter().max_by_key(|c| {
+            (
+                c.sample_sizes.iter().sum::<usize>(),
+                std::cmp::Reverse(c.strukt),
+            )
+        })
+    }
+    /// The classification of a struct type.
+    pub fn classification(&self, s: StructId) -> Option<&Classification> {
+        self.classifications.iter().find(|c| c.strukt == s)
+    }
+}
+
+/// Loop heads: targets of back edges of a DFS from every function entry (call edges
+/// are followed to their return site).
+pub fn loop_heads(prog: &Program) -> BTreeSet<Node> {
+    let mut heads = BTreeSet::new();
+    let mut state: BTreeMap<Node, u8> = BTreeMap::new();
+    let mut roots: Vec<Node> = prog.functions.iter().map(|f| f.entry).collect();
+    roots.push(prog.entry);
+    for r in roots {
+        if prog.graph.node_weight(r).is_none() || state.contains_key(&r) {
+            continue;
+        }
+        // Iterative DFS with explicit successor iterators.
+        let mut stack: Vec<(Node, Vec<Node>)> = vec![(r, succs(prog, r))];
+        state.insert(r, 1);
+        while let Some((n, rest)) = stack.last_mut() {
+            match rest.pop() {
+                Some(m) => match state.get(&m) {
+                    Some(1) => {
+                        heads.insert(m);
+                    }
+                    Some(_) => {}
+                    None => {
+                        state.insert(m, 1);
+                        let s = succs(prog, m);
+                        stack.push((m, s));
+                    }
+                },
+                None => {
+                    state.insert(*n, 2);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    heads
+}
+
+fn succs(prog: &Program, n: Node) -> Vec<Node> {
+    let mut v: Vec<Node> = prog.successors(n).map(|(_, t, _)| t).collect();
+    v.reverse();
+    v
+}
+
+/// Explores `prog` explicitly and collects samples (see module docs).
+pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
+    let dom = Domain::new(prog, cfg.malloc_never_fails || prog.malloc_never_fails);
+    let all = |_: VarId| true;
+    // Primary sites: loop heads of `main` and return sites of calls made by `main`
+    // (between client-level operations structures are consistent); secondary: loop
+    // heads and entries/exits of every function, used when the primary sites do not
+    // yield enough samples within the budget.
+    let heads = loop_heads(prog);
+    let mut primary: BTreeSet<Node> = BTreeSet::new();
+    let mut secondary: BTreeSet<Node> = heads.clone();
+    for f in &prog.functions {
+        secondary.insert(f.entry);
+        secondary.insert(f.exit);
+    }
+    for n in prog.graph.node_indices() {
+        if prog.graph[n].func != prog.main {
+            continue;
+        }
+        if heads.contains(&n) {
+            primary.insert(n);
+        }
+        for (_, to, e) in prog.successors(n) {
+            if matches!(e.op, Op::Call { .. }) {
+                primary.insert(to);
+            }
+        }
+    }
+    let tier = |n: Node| -> Option<usize> {
+        match cfg.sites {
+            SampleSites::All => Some(0),
+            SampleSites::Stable if primary.contains(&n) => Some(0),
+            SampleSites::Stable if secondary.contains(&n) => Some(1),
+            SampleSites::Stable => None,
+        }
+    };
+    let live = cfg.kill_dead.then(|| liveness(prog));
+    let mut collectors = [
+        SampleCollector::new(cfg.threshold),
+        SampleCollector::new(cfg.threshold),
+    ];
+    let mut nodes_of: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    let mut seen: HashSet<(Node, Vec<EdgeId>, ExplicitState)> = HashSet::new();
+    let mut queue: VecDeque<(Node, Vec<EdgeId>, ExplicitState)> = VecDeque::new();
+    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+    let mut error_locations = 0;
+    let mut states = 0;
+    let init = (prog.entry, Vec::new(), dom.initial());
+    if prog.graph.node_weight(prog.entry).is_some() {
+        seen.insert(init.clone());
+        queue.push_back(init);
+    }
+    let mut budget_exhausted = false;
+    while let Some((node, stack, st)) = queue.pop_front() {
+        if collectors[0].done() {
+            break;
+        }
+        if states >= cfg.state_budget {
+            budget_exhausted = true;
+            break;
+        }
+        states += 1;
+        if let Some(t) = tier(node) {
+            if collectors[t].offer(&st) {
+                nodes_of[t].push(node.index());
+            }
+        }
+        if prog.is_error(node) {
+            error_locations += 1;
+            continue;
+        }
+        let mut next: Vec<(Node, Vec<EdgeId>, ExplicitState)> = Vec::new();
+        let mut record =
+            |r: Result<Vec<ExplicitState>, super::ExplicitError>,
+             to: Node,
+             stk: &Vec<EdgeId>,
+             next: &mut Vec<(Node, Vec<EdgeId>, ExplicitState)>| {
+                match r {
+                    Ok(v) => next.extend(v.into_iter().map(|s| (to, stk.clone(), s))),
+                    Err(e) => {
+                        let k = format!("{e:?}");
+                        let k = k.split([' ', '{', '(']).next().unwrap_or("").to_string();
+                        *errors.entry(k).or_insert(0) += 1;
+                    }
+                }
+            };
+        // Returning from a callee.
+        if prog.graph[node].kind == LocKind::FuncExit {
+            if let Some(&call) = stack.last() {
+                let callee_exit = match &prog.graph[call].op {
+                    Op::Call { callee, .. } => prog.functions.get(*callee).map(|f| f.exit),
+                    _ => None,
+                };
+                if callee_exit == Some(node) {
+                    if let Some((_, ret_to)) = prog.graph.edge_endpoints(call) {
+                        let mut stk = stack.clone();
+                        stk.pop();
+                        let r = dom.post_step(&st, Step::Leave(call), &all);
+                        record(r, ret_to, &stk, &mut next);
+                    }
+                }
+            }
+        }
+        for (e, to, edge) in prog.successors(node) {
+            match &edge.op {
+                Op::Call { callee, .. } => {
+                    let Some(f) = prog.functions.get(*callee) else {
+                        continue;
+                    };
+                    if prog.graph.node_weight(f.entry).is_none() {
+                        continue;
+                    }
+                    if stack.len() >= cfg.max_call_depth {
+                        continue;
+                    }
+                    let mut stk = stack.clone();
+                    stk.push(e);
+                    let r = dom.post_step(&st, Step::Enter(e), &all);
+                    record(r, f.entry, &stk, &mut next);
+                }
+                Op::Nondet { dst } => {
+                    let ty = prog.vars.get(*dst).map(|v| v.ty.clone());
+                    if ty.as_ref().is_some_and(|t| t.is_int()) {
+                        let mut done = BTreeSet::new();
+                        for &k in &cfg.nondet_values {
+                            let op = Op::Assign {
+                                dst: *dst,
+                                src: Expr::Int(k),
+                            };
+                            if let Ok(v) = dom.post_op(&st, &op, &all) {
+                                for s in v {
+                                    if done.insert(s.var(*dst)) {
+                                        next.push((to, stack.clone(), s));
+                                    }
+                                }
+                            }
+                        }
+                    } else {
+                        let r = dom.post_step(&st, Step::Edge(e), &all);
+                        record(r, to, &stack, &mut next);
+                    }
+                }
+                _ => {
+                    let r = dom.post_step(&st, Step::Edge(e), &all);
+                    record(r, to, &stack, &mut next);
+                }
+            }
+        }
+        for mut item in next {
+            if let Some(live) = &live {
+                kill_dead(prog, live, item.0, &mut item.2);
+            }
+            if !seen.contains(&item) {
+                seen.insert(item.clone());
+                queue.push_back(item);
+            }
+        }
+    }
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut keys = BTreeSet::new();
+    for (c, nodes) in collectors.iter().zip(nodes_of) {
+        for ((st, root, depth), node) in c.kept.iter().zip(nodes) {
+            if samples.len() < cfg.threshold.samples && keys.insert(sample_key(st)) {
+                samples.push(Sample {
+                    node,
+                    root: *root,
+                    depth: *depth,
+                    state: st.clone(),
+                });
+            }
+        }
+    }
+    let mut types: BTreeSet<StructId> = BTreeSet::new();
+    for s in &samples {
+        for c in s.state.heap.values() {
+            if let Some(t) = c.strukt() {
+                types.insert(t);
+            }
+        }
+    }
+    let refs: Vec<&ExplicitState> = samples.iter().map(|s| &s.state).collect();
+    let classifications = types
+        .into_iter()
+        .map(|t| classify(prog, t, &refs))
+        .collect();
+    SampleReport {
+        samples,
+        states,
+        budget_exhausted,
+        errors,
+        error_locations,
+        classifications,
+    }
+}
+
+/// Variables read by an operation (on its edge).
+fn op_uses(op: &Op, out: &mut Vec<VarId>) {
+    match op {
+        Op::Assign { src, .. } => src.vars(out),
+        Op::Load { ptr, .. } | Op::FieldAddr { ptr, .. } | Op::LoadIndirect { ptr, .. } => {
+            out.push(*ptr)
+        }
+        Op::Store { ptr, src, .. } | Op::StoreIndirect { ptr, src } => {
+            out.push(*ptr);
+            src.vars(out);
+        }
+        Op::Free { ptr } => out.push(*ptr),
+        Op::Assume { cond } => cond.vars(out),
+        Op::Call { args, .. } => args.iter().for_each(|a| a.vars(out)),
+        Op::Skip | Op::Nondet { .. } | Op::Alloc { .. } | Op::Error | Op::Halt => {}
+    }
+}
+
+/// The variable an operation defines.
+fn op_def(op: &Op) -> Option<VarId> {
+    match op {
+        Op::Assign { dst, .. }
+        | Op::Nondet { dst }
+        | Op::Load { dst, .. }
+        | Op::FieldAddr { dst, .. }
+        | Op::LoadIndirect { dst, .. }
+        | Op::Alloc { dst, .. } => Some(*dst),
+        Op::Call { ret, .. } => *ret,
+        _ => None,
+    }
+}
+
+/// Live variables at every location (intraprocedural backward analysis; a call edge
+/// reads its arguments and defines its `ret`; a function exit reads `Function::ret`).
+pub fn liveness(prog: &Program) -> Vec<FixedBitSet> {
+    let n = prog.graph.node_count();
+    let nv = prog.vars.len();
+    let mut live = vec![FixedBitSet::with_capacity(nv); n];
+    for f in &prog.functions {
+        if let (Some(r), Some(l)) = (f.ret, live.get_mut(f.exit.index())) {
+            if r < nv {
+                l.insert(r);
+            }
+        }
+    }
+    let mut changed = true;
+    let mut uses = Vec::new();
+    while changed {
+        changed = false;
+        for i in (0..n).rev() {
+            let node = Node::new(i);
+            let mut acc = live[i].clone();
+            for (_, to, e) in prog.successors(node) {
+                let mut out = live[to.index()].clone();
+                if let Some(d) = op_def(&e.op) {
+                    if d < nv {
+                        out.set(d, false);
+                    }
+                }
+                uses.clear();
+                op_uses(&e.op, &mut uses);
+                for &u in &uses {
+                    if u < nv {
+                        out.insert(u);
+                    }
+                }
+                acc.union_with(&out);
+            }
+            if acc != live[i] {
+                live[i] = acc;
+                changed = true;
+            }
+        }
+    }
+    live
+}
+
+/// Sets the dead locals of the function of `at` to ⊤.
+fn kill_dead(prog: &Program, live: &[FixedBitSet], at: Node, s: &mut ExplicitState) {
+    let Some(loc) = prog.graph.node_weight(at) else {
+        return;
+    };
+    let Some(l) = live.get(at.index()) else {
+        return;
+    };
+    let mut changed = false;
+    for (x, var) in prog.vars.iter().enumerate() {
+        let mine = matches!(var.scope, Scope::Local(f) | Scope::Temp(f) | Scope::Param(f) if f == loc.func);
+        if mine && !l.contains(x) && !s.var(x).is_top() {
+            s.vars[x] = super::Value::Top;
+            changed = true;
+        }
+    }
+    if changed {
+        s.canonicalize();
+    }
+}

@@ -1,0 +1,234 @@
+//! The C front end: parses a C file with libclang and lowers it to a [`Program`] (CFA).
+//!
+//! The file is parsed for the ILP32 data model (`-m32`, as SV-COMP's heap categories
+//! specify) with the system headers. Constructs outside the supported subset are
+//! refused with [`FrontendError::Unsupported`] (never mistranslated); see `lower.rs`
+//! for the lowering conventions the analyses can rely on.
+
+mod clang;
+mod lower;
+mod types;
+
+use crate::cfa::{FuncId, LocKind, Program};
+use crate::diag::FrontendError;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Options of the front end.
+#[derive(Clone, Debug, Default)]
+pub struct FrontendOptions {
+    /// Record in the program that `malloc`/`calloc` never return NULL.
+    pub malloc_never_fails: bool,
+    /// Extra arguments for clang (e.g. `-DFOO`, `-I dir`).
+    pub clang_args: Vec<String>,
+}
+
+/// Header directory of the multiarch x86_64 glibc headers (usable for i386 too, except
+/// for `gnu/stubs-32.h`, which we provide in memory when the i386 headers are missing).
+const X86_64_INCLUDE: &str = "/usr/include/x86_64-linux-gnu";
+const I386_INCLUDE: &str = "/usr/include/i386-linux-gnu";
+
+fn clang_args(opts: &FrontendOptions) -> (Vec<String>, Vec<(String, String)>) {
+    let mut args: Vec<String> = ["-x", "c", "-std=gnu11", "-m32", "-fno-color-diagnostics"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut unsaved = Vec::new();
+    if !Path::new(I386_INCLUDE).exists() && Path::new(X86_64_INCLUDE).exists() {
+        args.push("-isystem".into());
+        args.push(X86_64_INCLUDE.into());
+        let stubs = format!("{X86_64_INCLUDE}/gnu/stubs-32.h");
+        if !Path::new(&stubs).exists() {
+            unsaved.push((stubs, "/* provided by shapemc */\n".to_string()));
+        }
+    }
+    args.extend(opts.clang_args.iter().cloned());
+    (args, unsaved)
+}
+
+/// Parses and lowers a C file. Guarantees: `Ok` programs satisfy the invariants
+/// documented in `cfa.rs`; clang errors give `Parse`, unsupported constructs
+/// `Unsupported` with the position of the construct; never panics on user input.
+pub fn parse_file(path: &Path, opts: &FrontendOptions) -> Result<Program, FrontendError> {
+    clang::ensure_loaded().map_err(FrontendError::Libclang)?;
+    if !path.is_file() {
+        return Err(FrontendError::Parse {
+            file: path.to_path_buf(),
+            diagnostics: vec![format!("{}: error: no such file", path.display())],
+        });
+    }
+    let (args, unsaved) = clang_args(opts);
+    let index = clang::Index::new();
+    let Some(tu) = index.parse(path, &args, &unsaved) else {
+        return Err(FrontendError::Parse {
+            file: path.to_path_buf(),
+            diagnostics: vec![format!(
+                "{}: error: libclang could not parse the file",
+                path.display()
+            )],
+        });
+    };
+    let errors: Vec<String> = tu
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.severity >= clang_sys::CXDiagnostic_Error)
+        .map(|d| d.text)
+        .collect();
+    if !errors.is_empty() {
+        return Err(FrontendError::Parse {
+            file: path.to_path_buf(),
+            diagnostics: errors,
+        });
+    }
+    let started = std::time::Instant::now();
+    let result = lower::lower(&tu, path, opts);
+    tracing::debug!("lowered {} in {:?}", path.display(), started.elapsed());
+    result.map_err(|u| FrontendError::Unsupported {
+        file: u.file.unwrap_or_else(|| PathBuf::from(path)),
+        at: u.at,
+        construct: u.construct,
+    })
+}
+
+/// The functions to render: all, or only `only`.
+fn selected(p: &Program, only: Option<FuncId>) -> Vec<FuncId> {
+    match only {
+        Some(f) => vec![f],
+        None => (0..p.functions.len()).collect(),
+    }
+}
+
+/// Text form of the CFA: per function a header line, then one line per edge
+/// `src_node -> dst_node [line:col] op`, edges ordered by source node.
+pub fn program_to_text(p: &Program, only: Option<FuncId>) -> String {
+    let mut s = String::new();
+    for f in selected(p, only) {
+        let func = &p.functions[f];
+        let _ = writeln!(
+            s,
+            "function {} (entry {}, exit {})",
+            func.name,
+            func.entry.index(),
+            func.exit.index()
+        );
+        let mut edges: Vec<_> = p
+            .graph
+            .edge_indices()
+            .filter_map(|e| {
+                let (a, b) = p.graph.edge_endpoints(e)?;
+                (p.graph[a].func == f).then_some((a.index(), e.index(), b.index(), e))
+            })
+            .collect();
+        edges.sort();
+        for (a, _, b, e) in edges {
+            let w = &p.graph[e];
+            let tgt = p.graph[petgraph::graph::NodeIndex::new(b)].kind;
+            let mark = match tgt {
+                LocKind::Error => " (error)",
+                LocKind::Sink => " (sink)",
+                _ => "",
+            };
+            let _ = writeln!(s, "{a} -> {b}{mark} [{}] {}", w.src, p.op_str(&w.op));
+        }
+    }
+    s
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Graphviz form of the CFA (one cluster per function).
+pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
+    let mut s = String::from("digraph cfa {\n  node [shape=circle, fontsize=10];\n");
+    for f in selected(p, only) {
+        let func = &p.functions[f];
+        let _ = writeln!(
+            s,
+            "  subgraph cluster_{f} {{\n    label=\"{}\";",
+            dot_escape(&func.name)
+        );
+        for n in p.graph.node_indices().filter(|n| p.graph[*n].func == f) {
+            let shape = match p.graph[n].kind {
+                LocKind::Error => "doublecircle, color=red",
+                LocKind::Sink => "box",
+                LocKind::FuncEntry => "circle, style=bold",
+                LocKind::FuncExit => "doublecircle",
+                LocKind::Normal => "circle",
+            };
+            let _ = writeln!(
+                s,
+                "    n{} [label=\"{}\", shape={shape}];",
+                n.index(),
+                n.index()
+            );
+        }
+        s.push_str("  }\n");
+    }
+    for e in p.graph.edge_indices() {
+        let Some((a, b)) = p.graph.edge_endpoints(e) else {
+            continue;
+        };
+        if only.is_some_and(|f| p.graph[a].func != f) {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "  n{} -> n{} [label=\"{}\"];",
+            a.index(),
+            b.index(),
+            dot_escape(&p.op_str(&p.graph[e].op))
+        );
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// Output formats of `shapemc cfa`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CfaFormat {
+    Text,
+    Dot,
+    Json,
+}
+
+/// `shapemc cfa FILE`: prints the CFA and returns the process exit code.
+pub fn run_cfa_command(
+    file: &Path,
+    function: Option<&str>,
+    format: CfaFormat,
+    opts: &FrontendOptions,
+) -> i32 {
+    let prog = match parse_file(file, opts) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    let only = match function {
+        None => None,
+        Some(name) => match prog.function(name) {
+            Some(f) => Some(f),
+            None => {
+                eprintln!(
+                    "error: no (reachable) function `{name}` in {}",
+                    file.display()
+                );
+                return crate::diag::exit::USAGE_OR_PARSE;
+            }
+        },
+    };
+    match format {
+        CfaFormat::Text => print!("{}", program_to_text(&prog, only)),
+        CfaFormat::Dot => print!("{}", program_to_dot(&prog, only)),
+        CfaFormat::Json => match serde_json::to_string_pretty(&prog) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return crate::diag::exit::USAGE_OR_PARSE;
+            }
+        },
+    }
+    0
+}

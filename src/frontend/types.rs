@@ -1,0 +1,252 @@
+//! C types to CFA types: scalars, pointers and flattened structs (ILP32 layout as
+//! computed by clang for `-m32`).
+
+#![allow(non_upper_case_globals)]
+
+use super::clang::{Cursor, Type};
+use super::lower::{unsup, Ctx, R};
+use crate::cfa::{FieldDef, StructDef, StructId, Ty};
+use clang_sys::*;
+
+/// The CFA view of a C type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CTy {
+    /// An integer or pointer (can be a variable or a field).
+    Scalar(Ty),
+    /// A struct value (lives in memory).
+    Struct(StructId),
+    /// `void`.
+    Void,
+}
+
+/// `_Bool`.
+pub const BOOL: Ty = Ty::Int {
+    bits: 1,
+    signed: false,
+};
+
+/// The integer promotion of a type (`char`/`short`/`_Bool` become `int`).
+pub fn promote(t: &Ty) -> Ty {
+    match t {
+        Ty::Int { bits, .. } if *bits < 32 => Ty::INT,
+        t => t.clone(),
+    }
+}
+
+/// True if every value of `from` is a value of `to`.
+pub fn range_includes(to: &Ty, from: &Ty) -> bool {
+    match (to.int_range(), from.int_range()) {
+        (Some((tl, th)), Some((fl, fh))) => tl <= fl && fh <= th,
+        _ => false,
+    }
+}
+
+/// Wraps a constant into the value range of an integer type (two's complement).
+pub fn wrap_const(n: i64, t: &Ty) -> i64 {
+    match *t {
+        Ty::Int { bits: 1, .. } => (n != 0) as i64,
+        Ty::Int { bits, signed } if bits < 64 => {
+            let m = 1i128 << bits;
+            let mut v = (n as i128).rem_euclid(m);
+            if signed && v >= m / 2 {
+                v -= m;
+            }
+            v as i64
+        }
+        _ => n,
+    }
+}
+
+fn int_kind(kind: CXTypeKind) -> Option<bool> {
+    // Some(signed) for the integer kinds.
+    match kind {
+        CXType_Char_U | CXType_UChar | CXType_UShort | CXType_UInt | CXType_ULong
+        | CXType_ULongLong | CXType_Char16 | CXType_Char32 => Some(false),
+        CXType_Char_S | CXType_SChar | CXType_Short | CXType_Int | CXType_Long
+        | CXType_LongLong | CXType_WChar => Some(true),
+        _ => None,
+    }
+}
+
+impl<'t> Ctx<'t> {
+    /// Converts a C type; `at` is the cursor blamed for unsupported types.
+    pub fn conv(&mut self, t: Type<'t>, at: Cursor<'t>) -> R<CTy> {
+        let c = t.canonical();
+        let kind = c.kind();
+        if kind == CXType_Bool {
+            return Ok(CTy::Scalar(BOOL));
+        }
+        if let Some(signed) = int_kind(kind) {
+            let bits = c.size_of().unwrap_or(4) * 8;
+            if bits > 64 {
+                return unsup(at, "integer type wider than 64 bits");
+            }
+            return Ok(CTy::Scalar(Ty::Int {
+                bits: bits as u8,
+                signed,
+            }));
+        }
+        match kind {
+            CXType_Void => Ok(CTy::Void),
+            CXType_Enum => {
+                let it = c.declaration().enum_int_type();
+                if it.kind() == CXType_Enum || it.kind() == CXType_Invalid {
+                    return unsup(at, "enum type");
+                }
+                self.conv(it, at)
+            }
+            CXType_Pointer => {
+                let pt = c.pointee().canonical();
+                match pt.kind() {
+                    CXType_FunctionProto | CXType_FunctionNoProto => unsup(at, "function pointer"),
+                    _ => Ok(CTy::Scalar(Ty::Ptr(Box::new(match self.conv(pt, at)? {
+                        CTy::Scalar(t) => t,
+                        CTy::Struct(s) => Ty::Struct(s),
+                        CTy::Void => Ty::Void,
+                    })))),
+                }
+            }
+            CXType_Record => {
+                let decl = c.declaration();
+                if decl.kind() == CXCursor_UnionDecl {
+                    return unsup(at, "union");
+                }
+                Ok(CTy::Struct(self.struct_id(decl, at)?))
+            }
+            CXType_Float | CXType_Double | CXType_LongDouble | CXType_Float128 | CXType_Half
+            | CXType_Float16 | CXType_Complex => unsup(at, "floating point"),
+            CXType_ConstantArray
+            | CXType_IncompleteArray
+            | CXType_VariableArray
+            | CXType_DependentSizedArray => unsup(at, "array"),
+            CXType_FunctionProto | CXType_FunctionNoProto => unsup(at, "function type"),
+            _ => unsup(at, &format!("type `{}`", t.spelling())),
+        }
+    }
+
+    /// Converts a type that must be scalar (variables, fields, expression values).
+    pub fn scalar(&mut self, t: Type<'t>, at: Cursor<'t>) -> R<Ty> {
+        match self.conv(t, at)? {
+            CTy::Scalar(t) => Ok(t),
+            CTy::Struct(_) => unsup(at, "struct value (copy/pass/return by value)"),
+            CTy::Void => unsup(at, "void value"),
+        }
+    }
+
+    /// The struct id of a struct declaration, registering (and flattening) it on first use.
+    pub fn struct_id(&mut self, decl: Cursor<'t>, at: Cursor<'t>) -> R<StructId> {
+        let canon = decl.canonical();
+        let key = canon.usr();
+        let key = if key.is_empty() {
+            format!("{:?}@{}", canon.position(), canon.spelling())
+        } else {
+            key
+        };
+        if let Some(&id) = self.struct_ids.get(&key) {
+            if let Some(e) = self.struct_errors.get(&id) {
+                return Err(e.clone());
+            }
+            return Ok(id);
+        }
+        let id = self.prog.structs.len();
+        let mut name = decl.spelling();
+        if name.is_empty() || name.contains(' ') || name.contains('(') {
+            name = format!("__anon{id}");
+        }
+        self.prog.structs.push(StructDef {
+            name,
+            fields: Vec::new(),
+            size: 0,
+        });
+        self.struct_ids.insert(key, id);
+        let Some(def) = decl.definition() else {
+            // opaque struct: only pointers to it can be used
+            self.struct_defs.push(None);
+            return Ok(id);
+        };
+        self.struct_defs.push(Some(def));
+        match self.flatten(id, def) {
+            Ok(()) => Ok(id),
+            Err(e) => {
+                self.struct_errors.insert(id, e.clone());
+                let _ = at;
+                Err(e)
+            }
+        }
+    }
+
+    /// Computes the flattened fields and size of struct `id` from its definition.
+    fn flatten(&mut self, id: StructId, def: Cursor<'t>) -> R<()> {
+        let mut fields = Vec::new();
+        for f in def.children() {
+            if f.kind() != CXCursor_FieldDecl {
+                continue;
+            }
+            let fname = f.spelling();
+            if fname.is_empty() {
+                return unsup(f, "anonymous struct member");
+            }
+            if f.is_bitfield() {
+                return unsup(f, "bit-field");
+            }
+            let off = f.offset_of_field();
+            if off < 0 || off % 8 != 0 {
+                return unsup(f, "field offset unknown");
+            }
+            let off = off as u64 / 8;
+            match self.conv(f.ty(), f)? {
+                CTy::Scalar(ty) => fields.push(FieldDef {
+                    name: fname,
+                    ty,
+                    offset: off,
+                }),
+                CTy::Struct(inner) => {
+                    if inner == id || self.prog.structs[inner].fields.is_empty() {
+                        return unsup(f, "embedded struct of incomplete type");
+                    }
+                    for g in self.prog.structs[inner].fields.clone() {
+                        fields.push(FieldDef {
+                            name: format!("{fname}.{}", g.name),
+                            ty: g.ty,
+                            offset: off + g.offset,
+                        });
+                    }
+                }
+                CTy::Void => return unsup(f, "void field"),
+            }
+        }
+        let size = def.ty().size_of().unwrap_or(0);
+        self.prog.structs[id].fields = fields;
+        self.prog.structs[id].size = size;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_const_wraps() {
+        let u8t = Ty::Int {
+            bits: 8,
+            signed: false,
+        };
+        let s8t = Ty::Int {
+            bits: 8,
+            signed: true,
+        };
+        assert_eq!(wrap_const(256, &u8t), 0);
+        assert_eq!(wrap_const(-1, &u8t), 255);
+        assert_eq!(wrap_const(200, &s8t), -56);
+        assert_eq!(wrap_const(5, &BOOL), 1);
+        assert_eq!(wrap_const(-1, &Ty::INT), -1);
+    }
+
+    #[test]
+    fn promotion_and_ranges() {
+        assert_eq!(promote(&BOOL), Ty::INT);
+        assert!(range_includes(&Ty::INT, &BOOL));
+        assert!(!range_includes(&BOOL, &Ty::INT));
+    }
+}

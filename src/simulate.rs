@@ -1,0 +1,194 @@
+//! `shapemc simulate`: random concrete runs of a C program, and replay of
+//! counterexamples (`--replay CEX.json`).
+
+use crate::cfa::{Inputs, Program, Step};
+use crate::diag::exit;
+use crate::frontend::{parse_file, FrontendOptions};
+use crate::interp::{render_trace, replay_path, run_random, Limits, Outcome, Run};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A counterexample as written by `verify --cex` and read by `simulate --replay`:
+/// the interprocedural path to the error location and the nondeterministic choices
+/// that make it executable. `trace` is a human-readable rendering (not read back).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Counterexample {
+    pub format: String,
+    pub file: String,
+    pub path: Vec<Step>,
+    pub inputs: Inputs,
+    #[serde(default)]
+    pub trace: Vec<String>,
+}
+
+impl Counterexample {
+    /// The format tag written into every counterexample file.
+    pub const FORMAT: &'static str = "shapemc-counterexample-1";
+}
+
+/// Output format of `simulate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimFormat {
+    Text,
+    Json,
+}
+
+/// Options of `shapemc simulate`.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    pub runs: u64,
+    pub seed: u64,
+    pub max_steps: usize,
+    pub malloc_never_fails: bool,
+    pub show_trace: bool,
+    pub format: SimFormat,
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    file: String,
+    runs: u64,
+    error_runs: u64,
+    first_error_seed: Option<u64>,
+    outcomes: BTreeMap<&'a str, u64>,
+}
+
+fn outcome_kind(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Error { .. } => "error",
+        Outcome::Exit => "exit",
+        Outcome::Blocked { .. } => "blocked",
+        Outcome::MemError { .. } => "memory-error",
+        Outcome::StepLimit => "step-limit",
+        Outcome::Diverged { .. } => "diverged",
+        Outcome::Stuck { .. } => "stuck",
+    }
+}
+
+fn load(file: &Path, malloc_never_fails: bool) -> Result<Program, i32> {
+    parse_file(
+        file,
+        &FrontendOptions {
+            malloc_never_fails,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })
+}
+
+/// `shapemc simulate FILE`: `runs` random runs with seeds `seed..seed+runs`. Prints a
+/// summary (and the trace of the first run that reached the error); returns 10 if
+/// some run reached the error location, 0 otherwise.
+pub fn run_simulate(file: &Path, o: &SimOptions) -> i32 {
+    let prog = match load(file, o.malloc_never_fails) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let limits = Limits {
+        max_steps: o.max_steps,
+        malloc_never_fails: o.malloc_never_fails,
+    };
+    let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut first: Option<(u64, Run)> = None;
+    let mut memory_errors = Vec::new();
+    for seed in o.seed..o.seed.saturating_add(o.runs) {
+        let run = run_random(&prog, seed, &limits);
+        *outcomes.entry(outcome_kind(&run.outcome)).or_default() += 1;
+        if let Outcome::MemError { .. } | Outcome::Stuck { .. } = run.outcome {
+            if memory_errors.len() < 3 {
+                memory_errors.push(format!("seed {seed}: {}", run.outcome));
+            }
+        }
+        if run.outcome.is_error() && first.is_none() {
+            first = Some((seed, run));
+        }
+    }
+    let errors = outcomes.get("error").copied().unwrap_or(0);
+    match o.format {
+        SimFormat::Json => {
+            let s = Summary {
+                file: file.display().to_string(),
+                runs: o.runs,
+                error_runs: errors,
+                first_error_seed: first.as_ref().map(|(s, _)| *s),
+                outcomes,
+            };
+            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+        }
+        SimFormat::Text => {
+            let kinds: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+            println!("{}: {} runs ({})", file.display(), o.runs, kinds.join(", "));
+            for m in &memory_errors {
+                println!("  {m}");
+            }
+            match &first {
+                Some((seed, run)) => {
+                    println!(
+                        "error location reached in {errors}/{} runs (first with --seed {seed})",
+                        o.runs
+                    );
+                    if o.show_trace {
+                        print!("{}", render_trace(&prog, run));
+                    }
+                }
+                None => println!("error location not reached"),
+            }
+        }
+    }
+    if errors > 0 {
+        exit::UNSAFE
+    } else {
+        exit::SAFE
+    }
+}
+
+/// `shapemc simulate FILE --replay CEX`: replays a counterexample; returns 10 if it
+/// reaches the error location, 20 if it does not (the counterexample is not valid for
+/// this program), 2 if the counterexample file cannot be read.
+pub fn run_replay(file: &Path, cex_file: &Path, o: &SimOptions) -> i32 {
+    let cex: Counterexample = match std::fs::read_to_string(cex_file)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "{}: error: cannot read counterexample: {e}",
+                cex_file.display()
+            );
+            return exit::USAGE_OR_PARSE;
+        }
+    };
+    let prog = match load(file, o.malloc_never_fails) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if let Some(bad) = cex.path.iter().find(|s| {
+        let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = **s;
+        e.index() >= prog.graph.edge_count()
+    }) {
+        eprintln!(
+            "{}: error: step {bad:?} names no edge of this program",
+            cex_file.display()
+        );
+        return exit::USAGE_OR_PARSE;
+    }
+    let limits = Limits {
+        max_steps: o.max_steps.max(cex.path.len() + 1),
+        malloc_never_fails: o.malloc_never_fails,
+    };
+    let run = replay_path(&prog, &cex.path, &cex.inputs, &limits);
+    if o.show_trace || !run.outcome.is_error() {
+        print!("{}", render_trace(&prog, &run));
+    }
+    println!("replay: {}", run.outcome);
+    if run.outcome.is_error() {
+        exit::UNSAFE
+    } else {
+        exit::UNKNOWN
+    }
+}

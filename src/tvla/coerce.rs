@@ -1,0 +1,473 @@
+//! Focus (materialisation) and coerce (constraint-based sharpening).
+//!
+//! `coerce` applies the integrity constraints every concrete heap satisfies, refining
+//! 1/2 values and discarding structures with no concretisation:
+//! - `pt[x]` holds for at most one cell: a node with `pt[x] = 1` is not a summary node
+//!   and every other node has `pt[x] = 0`;
+//! - pointer fields are (partial) functions: if `f(u, w) = 1` then `w` is a single cell
+//!   and `f(u, w') = 0` for every other `w'`;
+//! - instrumentation predicates agree with their definitions (a definite value of the
+//!   definition sharpens a 1/2; a contradiction discards the structure);
+//! - the class constraints are not false; constraints of the shape
+//!   `A v... (lhs -> atom)` also sharpen the atom where `lhs` is 1.
+//!
+//! `focus_*` split a structure into structures (together representing the same heaps)
+//! in which the focused literal is definite, materialising a summary node into a
+//! single-cell part and the rest when needed.
+
+use super::eval::{CFormula, Compiled, Evaluator};
+use super::families::Family;
+use super::formula::Kleene;
+use super::structure::{Structure, SM};
+
+const MAX_ROUNDS: usize = 32;
+
+/// Sharpens `s` by the integrity constraints; `None` when `s` represents no heap.
+pub fn coerce(mut s: Structure) -> Option<Structure> {
+    for _ in 0..MAX_ROUNDS {
+        let mut changed = false;
+        if !builtin_rules(&mut s, &mut changed) {
+            return None;
+        }
+        if !acyclic_rules(&mut s, &mut changed) {
+            return None;
+        }
+        if !instr_rules(&mut s, &mut changed) {
+            return None;
+        }
+        if !constraint_rules(&mut s, &mut changed) {
+            return None;
+        }
+        if !changed {
+            return Some(s);
+        }
+    }
+    Some(s)
+}
+
+/// Integrity check of a structure whose instrumentation values were computed from
+/// their definitions (e.g. a concrete heap): the built-in rules and the class
+/// constraints only (the derived rules hold by construction); `None` on violation.
+pub fn check_integrity(mut s: Structure) -> Option<Structure> {
+    let mut changed = false;
+    if !builtin_rules(&mut s, &mut changed) {
+        return None;
+    }
+    let voc = s.vocab().clone();
+    for c in &voc.constraints {
+        if eval_closed(&s, c) == Kleene::False {
+            return None;
+        }
+    }
+    if changed {
+        coerce(s)
+    } else {
+        Some(s)
+    }
+}
+
+fn builtin_rules(s: &mut Structure, changed: &mut bool) -> bool {
+    let voc = s.vocab().clone();
+    let n = s.len();
+    for (_, p) in &voc.pt {
+        let ones: Vec<usize> = (0..n).filter(|u| s.get1(*p, *u) == Kleene::True).collect();
+        if ones.len() > 1 {
+            return false;
+        }
+        if let Some(&u) = ones.first() {
+            if s.get1(SM, u) != Kleene::False {
+                s.set1(SM, u, Kleene::False);
+                *changed = true;
+            }
+            for w in 0..n {
+                if w != u && s.get1(*p, w) == Kleene::Half {
+                    s.set1(*p, w, Kleene::False);
+                    *changed = true;
+                }
+            }
+        }
+    }
+    for (_, f) in &voc.fields {
+        for u in 0..n {
+            let mut one = None;
+            for w in 0..n {
+                if s.get2(*f, u, w) == Kleene::True {
+                    if one.is_some() {
+                        return false;
+                    }
+                    one = Some(w);
+                }
+            }
+            if let Some(w) = one {
+                if s.get1(SM, w) != Kleene::False {
+                    s.set1(SM, w, Kleene::False);
+                    *changed = true;
+                }
+                for w2 in 0..n {
+                    if w2 != w && s.get2(*f, u, w2) == Kleene::Half {
+                        s.set2(*f, u, w2, Kleene::False);
+                        *changed = true;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A non-summary node `v` on no cycle along `F` (`acyc[F](v) = 1` or `c[F](v) = 0`):
+/// no node definitely reachable from `v` (along edges of value 1) has an `F`-edge to `v`.
+fn acyclic_rules(s: &mut Structure, changed: &mut bool) -> bool {
+    let voc = s.vocab().clone();
+    let n = s.len();
+    for ins in &voc.instr {
+        let (fields, want) = match &ins.family {
+            Some(Family::Acyclic(f)) => (f, Kleene::True),
+            Some(Family::Cyclic(f)) => (f, Kleene::False),
+            _ => continue,
+        };
+        let fidx: Vec<usize> = fields.iter().filter_map(|f| voc.field(f)).collect();
+        if fidx.len() != fields.len() {
+            continue;
+        }
+        for v in 0..n {
+            if s.is_summary(v) || s.get1(ins.idx, v) != want {
+                continue;
+            }
+            let mut seen = vec![false; n];
+            seen[v] = true;
+            let mut stack = vec![v];
+            while let Some(a) = stack.pop() {
+                for (b, sb) in seen.iter_mut().enumerate() {
+                    if !*sb && fidx.iter().any(|f| s.get2(*f, a, b) == Kleene::True) {
+                        *sb = true;
+                        stack.push(b);
+                    }
+                }
+            }
+            for w in (0..n).filter(|w| seen[*w]) {
+                for f in &fidx {
+                    match s.get2(*f, w, v) {
+                        Kleene::True => return false,
+                        Kleene::Half => {
+                            s.set2(*f, w, v, Kleene::False);
+                            *changed = true;
+                        }
+                        Kleene::False => {}
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Refines `cur` by a sound estimate `k` of the same value; `None` on contradiction.
+fn meet(cur: Kleene, k: Kleene) -> Option<Kleene> {
+    match (cur, k) {
+        (Kleene::Half, k) => Some(k),
+        (c, Kleene::Half) => Some(c),
+        (c, k) if c == k => Some(c),
+        _ => None,
+    }
+}
+
+fn instr_rules(s: &mut Structure, changed: &mut bool) -> bool {
+    let voc = s.vocab().clone();
+    let n = s.len();
+    for ins in &voc.instr {
+        let mut upd: Vec<(usize, usize, Kleene)> = Vec::new();
+        {
+            let mut ev = Evaluator::new(s);
+            match ins.arity {
+                0 => {
+                    let k = ins.def.eval(&mut ev, &[]);
+                    let cur = s.get0(ins.idx);
+                    match meet(cur, k) {
+                        None => return false,
+                        Some(m) if m != cur => upd.push((0, 0, m)),
+                        _ => {}
+                    }
+                }
+                1 => {
+                    for u in 0..n {
+                        let cur = s.get1(ins.idx, u);
+                        let k = ins.def.eval(&mut ev, &[u]);
+                        match meet(cur, k) {
+                            None => return false,
+                            Some(m) if m != cur => upd.push((u, 0, m)),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {
+                    for a in 0..n {
+                        for b in 0..n {
+                            let cur = s.get2(ins.idx, a, b);
+                            let k = ins.def.eval(&mut ev, &[a, b]);
+                            match meet(cur, k) {
+                                None => return false,
+                                Some(m) if m != cur => upd.push((a, b, m)),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (a, b, k) in upd {
+            *changed = true;
+            match ins.arity {
+                0 => s.set0(ins.idx, k),
+                1 => s.set1(ins.idx, a, k),
+                _ => s.set2(ins.idx, a, b, k),
+            }
+        }
+    }
+    true
+}
+
+/// An atom a constraint rule may set: (arity, index, arg slots, positive).
+fn rule_atom(f: &CFormula) -> Option<(u8, usize, Vec<usize>, bool)> {
+    match f {
+        CFormula::P0(i) => Some((0, *i, vec![], true)),
+        CFormula::P1(i, a) => Some((1, *i, vec![*a], true)),
+        CFormula::P2(i, a, b) => Some((2, *i, vec![*a, *b], true)),
+        CFormula::Not(g) => rule_atom(g).map(|(ar, i, a, p)| (ar, i, a, !p)),
+        _ => None,
+    }
+}
+
+fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
+    let voc = s.vocab().clone();
+    for c in voc.constraints.iter().chain(&voc.rules) {
+        let k = {
+            let mut ev = Evaluator::new(s);
+            c.eval(&mut ev, &[])
+        };
+        if k == Kleene::False {
+            return false;
+        }
+        if k == Kleene::True {
+            continue;
+        }
+        // A v1..vk. lhs -> atom
+        let mut f = &c.f;
+        let mut vars = Vec::new();
+        while let CFormula::Forall(v, g) = f {
+            vars.push(*v);
+            f = g;
+        }
+        let CFormula::Implies(lhs, rhs) = f else {
+            continue;
+        };
+        let Some((ar, idx, args, pos)) = rule_atom(rhs) else {
+            continue;
+        };
+        if vars.len() > 3 || !args.iter().all(|a| vars.contains(a)) {
+            continue;
+        }
+        let n = s.len();
+        let total = n.pow(vars.len() as u32);
+        let mut upd = Vec::new();
+        {
+            let mut ev = Evaluator::new(s);
+            let mut env = vec![0usize; c.slots];
+            for code in 0..total {
+                let mut x = code;
+                for v in &vars {
+                    env[*v] = x % n.max(1);
+                    x /= n.max(1);
+                }
+                if ev.eval(lhs, &mut env) != Kleene::True {
+                    continue;
+                }
+                let want = Kleene::from_bool(pos);
+                let at: Vec<usize> = args.iter().map(|a| env[*a]).collect();
+                let cur = match ar {
+                    0 => s.get0(idx),
+                    1 => s.get1(idx, at[0]),
+                    _ => s.get2(idx, at[0], at[1]),
+                };
+                // `p(v, v)` on a summary node also stands for pairs of distinct cells,
+                // which a rule about one cell does not constrain
+                let repeated = args.len() == 2 && args[0] == args[1] && s.is_summary(at[0]);
+                match meet(cur, want) {
+                    None => return false,
+                    Some(m) if m != cur && !repeated => upd.push((at, m)),
+                    _ => {}
+                }
+            }
+        }
+        for (at, k) in upd {
+            *changed = true;
+            match ar {
+                0 => s.set0(idx, k),
+                1 => s.set1(idx, at[0], k),
+                _ => s.set2(idx, at[0], at[1], k),
+            }
+        }
+    }
+    true
+}
+
+/// A literal focus makes definite, as a function of one node `w`.
+#[derive(Clone, Copy, Debug)]
+pub enum FocusLit {
+    /// unary predicate `p(w)`
+    Unary(usize),
+    /// binary predicate `f(src, w)` for a fixed non-summary source node
+    Succ(usize, usize),
+}
+
+impl FocusLit {
+    fn get(&self, s: &Structure, w: usize) -> Kleene {
+        match *self {
+            FocusLit::Unary(p) => s.get1(p, w),
+            FocusLit::Succ(f, src) => s.get2(f, src, w),
+        }
+    }
+    fn set(&self, s: &mut Structure, w: usize, k: Kleene) {
+        match *self {
+            FocusLit::Unary(p) => s.set1(p, w, k),
+            FocusLit::Succ(f, src) => s.set2(f, src, w, k),
+        }
+    }
+}
+
+/// Focuses `s` on `lit`: returns coerced structures (together representing every heap
+/// `s` represents) in which `lit(w)` is definite for every node `w`. A summary node with
+/// value 1/2 yields three cases: all its cells satisfy the literal, none does, or it is
+/// split into a part that does and a part that does not.
+pub fn focus(s: Structure, lit: FocusLit) -> Vec<Structure> {
+    let mut out = Vec::new();
+    let mut work = vec![s];
+    let mut guard = 0usize;
+    while let Some(s) = work.pop() {
+        guard += 1;
+        if guard > 10_000 {
+            // pathological blow-up: give up focusing (still sound)
+            out.push(s);
+            out.append(&mut work);
+            break;
+        }
+        let Some(w) = (0..s.len()).find(|w| lit.get(&s, *w) == Kleene::Half) else {
+            out.push(s);
+            continue;
+        };
+        if let FocusLit::Succ(_, src) = lit {
+            if src == w && s.is_summary(w) {
+                // cannot make a summary self-edge definite per cell; leave it
+                out.push(s);
+                continue;
+            }
+        }
+        for k in [Kleene::False, Kleene::True] {
+            let mut t = s.clone();
+            lit.set(&mut t, w, k);
+            if let Some(t) = coerce(t) {
+                work.push(t);
+            }
+        }
+        if s.is_summary(w) {
+            let mut t = s.clone();
+            let c = t.duplicate_node(w);
+            lit.set(&mut t, w, Kleene::True);
+            lit.set(&mut t, c, Kleene::False);
+            if let Some(t) = coerce(t) {
+                work.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// Focuses every structure of `ss` on `lit`.
+pub fn focus_all(
+    ss: Vec<Structure>,
+    lit: impl Fn(&Structure) -> Option<FocusLit>,
+) -> Vec<Structure> {
+    ss.into_iter()
+        .flat_map(|s| match lit(&s) {
+            Some(l) => focus(s, l),
+            None => vec![s],
+        })
+        .collect()
+}
+
+/// Evaluates a closed compiled formula.
+pub fn eval_closed(s: &Structure, c: &Compiled) -> Kleene {
+    let mut ev = Evaluator::new(s);
+    c.eval(&mut ev, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::formula::{Formula, PredSym};
+    use super::super::structure::Fact;
+    use super::*;
+
+    #[test]
+    fn focus_materialises_pointer_target() {
+        // pt[y] is not an abstraction predicate: y's cell hides in the summary tail
+        let mut c = fam::simple_class(&["x", "y"], &["next"], vec![]);
+        c.abs.retain(|p| p.params != ["y"]);
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Unary(PredSym::with("pt", &["y"]), 2),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("next"), 2, 3),
+        ];
+        let s = Structure::from_concrete(&c, 4, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        assert_eq!(s.len(), 2);
+        let py = s.vocab().pt("y").unwrap_or(0);
+        let out = focus(s, FocusLit::Unary(py));
+        // y NULL, y = the whole (then single-cell) tail, or y inside a split tail
+        assert_eq!(out.len(), 3);
+        for t in &out {
+            for u in 0..t.len() {
+                assert_ne!(t.get1(py, u), Kleene::Half);
+                if t.get1(py, u) == Kleene::True {
+                    assert!(!t.is_summary(u));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn class_constraints_refine_and_refute() {
+        let mut c = fam::simple_class(&["x"], &["next", "prev"], vec![]);
+        // doubly linked: next(v, w) -> prev(w, v)
+        c.constraints.push(Formula::Forall(
+            "v".into(),
+            Box::new(Formula::Forall(
+                "w".into(),
+                Box::new(Formula::Implies(
+                    Box::new(Formula::pred(PredSym::plain("next"), &["v", "w"])),
+                    Box::new(Formula::pred(PredSym::plain("prev"), &["w", "v"])),
+                )),
+            )),
+        ));
+        let ok = [
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("prev"), 1, 0),
+        ];
+        assert!(Structure::from_concrete(&c, 2, &ok).is_ok());
+        let bad = [Fact::Binary(PredSym::plain("next"), 0, 1)];
+        assert!(Structure::from_concrete(&c, 2, &bad).is_err());
+        // refinement: a 1/2 prev edge backing a definite next edge becomes 1
+        let mut s = Structure::from_concrete(&c, 2, &ok).unwrap_or_else(|e| panic!("{e}"));
+        let prev = s.vocab().field("prev").unwrap_or(0);
+        s.set2(prev, 1, 0, Kleene::Half);
+        let t = coerce(s).unwrap_or_else(|| panic!("feasible"));
+        assert_eq!(t.get2(prev, 1, 0), Kleene::True);
+        // refutation: a definite missing prev edge
+        let mut s = Structure::from_concrete(&c, 2, &ok).unwrap_or_else(|e| panic!("{e}"));
+        s.set2(prev, 1, 0, Kleene::False);
+        assert!(coerce(s).is_none());
+    }
+}

@@ -1,0 +1,363 @@
+//! Three-valued evaluation of FO(TC) formulas on [`Structure`]s.
+//!
+//! Formulas are first compiled against a [`Vocab`]: predicate symbols become table
+//! indices and logical variables become slots of an assignment vector. A predicate the
+//! vocabulary does not know (or an arity mismatch, or a free variable the caller did
+//! not bind) compiles to the constant 1/2, which is always sound.
+//!
+//! Semantics (Kleene, as in TVLA): `&` is min, `|` is max, `!` swaps 0 and 1, `E` is the
+//! max over all nodes, `A` the min; `v == w` is 0 on distinct nodes, 1 on one
+//! non-summary node and 1/2 on one summary node; `TC(u, w: f)(a, b)` is the maximum over
+//! paths of length >= 1 of the minimum of the edge values (computed by a max-min
+//! Floyd–Warshall and memoised per assignment of the body's other free variables).
+
+use super::formula::{Formula, Kleene, LVar};
+use super::structure::{Structure, Vocab};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Slot of a logical variable in an assignment vector.
+pub type Slot = usize;
+
+static TC_IDS: AtomicUsize = AtomicUsize::new(0);
+
+/// A formula compiled against a vocabulary (see the module documentation).
+#[derive(Clone, Debug)]
+pub enum CFormula {
+    Const(Kleene),
+    P0(usize),
+    P1(usize, Slot),
+    P2(usize, Slot, Slot),
+    Eq(Slot, Slot),
+    Not(Box<CFormula>),
+    And(Vec<CFormula>),
+    Or(Vec<CFormula>),
+    Implies(Box<CFormula>, Box<CFormula>),
+    Iff(Box<CFormula>, Box<CFormula>),
+    Exists(Slot, Box<CFormula>),
+    Forall(Slot, Box<CFormula>),
+    Tc {
+        id: usize,
+        u: Slot,
+        w: Slot,
+        body: Box<CFormula>,
+        from: Slot,
+        to: Slot,
+        /// Slots free in `body` other than `u`, `w` (the memoisation key).
+        deps: Vec<Slot>,
+    },
+}
+
+/// A compiled formula together with its number of slots; the first
+/// `free.len()` slots are the free variables given to [`Compiled::new`].
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub f: CFormula,
+    pub slots: usize,
+    pub free: Vec<LVar>,
+}
+
+impl Compiled {
+    /// Compiles `f` against `voc`, binding the free variables `free` to slots 0.. in order.
+    pub fn new(voc: &Vocab, f: &Formula, free: &[&str]) -> Compiled {
+        let mut scope: Vec<(LVar, Slot)> = free
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.to_string(), i))
+            .collect();
+        let mut next = free.len();
+        let f = compile(voc, f, &mut scope, &mut next);
+        Compiled {
+            f,
+            slots: next.max(1),
+            free: free.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// Evaluates the formula on `s` with the free variables bound to `args`.
+    pub fn eval(&self, ev: &mut Evaluator<'_>, args: &[usize]) -> Kleene {
+        let mut env = vec![0usize; self.slots];
+        env[..args.len()].copy_from_slice(args);
+        ev.eval(&self.f, &mut env)
+    }
+}
+
+fn lookup(scope: &[(LVar, Slot)], v: &str) -> Option<Slot> {
+    scope.iter().rev().find(|(n, _)| n == v).map(|(_, s)| *s)
+}
+
+fn compile(voc: &Vocab, f: &Formula, scope: &mut Vec<(LVar, Slot)>, next: &mut Slot) -> CFormula {
+    let half = CFormula::Const(Kleene::Half);
+    match f {
+        Formula::Const(k) => CFormula::Const(*k),
+        Formula::Pred(p, args) => {
+            let Some((arity, idx)) = voc.lookup(p) else {
+                tracing::debug!("predicate {p} not in vocabulary: evaluates to 1/2");
+                return half;
+            };
+            if args.len() != arity as usize {
+                tracing::warn!("predicate {p} applied to {} arguments", args.len());
+                return half;
+            }
+            let slots: Option<Vec<Slot>> = args.iter().map(|a| lookup(scope, a)).collect();
+            let Some(slots) = slots else {
+                tracing::warn!("unbound variable in {f}");
+                return half;
+            };
+            match arity {
+                0 => CFormula::P0(idx),
+                1 => CFormula::P1(idx, slots[0]),
+                _ => CFormula::P2(idx, slots[0], slots[1]),
+            }
+        }
+        Formula::Eq(a, b) => match (lookup(scope, a), lookup(scope, b)) {
+            (Some(a), Some(b)) => CFormula::Eq(a, b),
+            _ => half,
+        },
+        Formula::Not(g) => CFormula::Not(Box::new(compile(voc, g, scope, next))),
+        Formula::And(gs) => {
+            CFormula::And(gs.iter().map(|g| compile(voc, g, scope, next)).collect())
+        }
+        Formula::Or(gs) => CFormula::Or(gs.iter().map(|g| compile(voc, g, scope, next)).collect()),
+        Formula::Implies(a, b) => CFormula::Implies(
+            Box::new(compile(voc, a, scope, next)),
+            Box::new(compile(voc, b, scope, next)),
+        ),
+        Formula::Iff(a, b) => CFormula::Iff(
+            Box::new(compile(voc, a, scope, next)),
+            Box::new(compile(voc, b, scope, next)),
+        ),
+        Formula::Exists(v, g) | Formula::Forall(v, g) => {
+            let slot = *next;
+            *next += 1;
+            scope.push((v.clone(), slot));
+            let body = Box::new(compile(voc, g, scope, next));
+            scope.pop();
+            if matches!(f, Formula::Exists(..)) {
+                CFormula::Exists(slot, body)
+            } else {
+                CFormula::Forall(slot, body)
+            }
+        }
+        Formula::TC {
+            u,
+            w,
+            body,
+            from,
+            to,
+        } => {
+            let (Some(from), Some(to)) = (lookup(scope, from), lookup(scope, to)) else {
+                return half;
+            };
+            let su = *next;
+            let sw = *next + 1;
+            *next += 2;
+            // slots of the variables free in the body other than u, w
+            let outer: Vec<Slot> = body
+                .free_vars()
+                .iter()
+                .filter(|v| *v != u && *v != w)
+                .filter_map(|v| lookup(scope, v))
+                .collect();
+            scope.push((u.clone(), su));
+            scope.push((w.clone(), sw));
+            let b = compile(voc, body, scope, next);
+            scope.pop();
+            scope.pop();
+            let mut deps = outer;
+            deps.sort_unstable();
+            deps.dedup();
+            CFormula::Tc {
+                id: TC_IDS.fetch_add(1, Ordering::Relaxed),
+                u: su,
+                w: sw,
+                body: Box::new(b),
+                from,
+                to,
+                deps,
+            }
+        }
+    }
+}
+
+/// Evaluates compiled formulas on one structure; memoises transitive closures, so
+/// create a new evaluator whenever the structure changes.
+pub struct Evaluator<'a> {
+    s: &'a Structure,
+    tc: FxHashMap<(usize, Vec<usize>), Rc<Vec<Kleene>>>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator for `s`.
+    pub fn new(s: &'a Structure) -> Evaluator<'a> {
+        Evaluator {
+            s,
+            tc: FxHashMap::default(),
+        }
+    }
+
+    /// Evaluates `f` under the assignment `env` (indexed by slot).
+    pub fn eval(&mut self, f: &CFormula, env: &mut [usize]) -> Kleene {
+        use Kleene::*;
+        let s = self.s;
+        match f {
+            CFormula::Const(k) => *k,
+            CFormula::P0(i) => s.get0(*i),
+            CFormula::P1(i, a) => s.get1(*i, env[*a]),
+            CFormula::P2(i, a, b) => s.get2(*i, env[*a], env[*b]),
+            CFormula::Eq(a, b) => {
+                if env[*a] != env[*b] {
+                    False
+                } else if s.is_summary(env[*a]) {
+                    Half
+                } else {
+                    True
+                }
+            }
+            CFormula::Not(g) => self.eval(g, env).negate(),
+            CFormula::And(gs) => {
+                let mut acc = True;
+                for g in gs {
+                    acc = acc.and(self.eval(g, env));
+                    if acc == False {
+                        break;
+                    }
+                }
+                acc
+            }
+            CFormula::Or(gs) => {
+                let mut acc = False;
+                for g in gs {
+                    acc = acc.or(self.eval(g, env));
+                    if acc == True {
+                        break;
+                    }
+                }
+                acc
+            }
+            CFormula::Implies(a, b) => {
+                let x = self.eval(a, env).negate();
+                if x == True {
+                    return True;
+                }
+                x.or(self.eval(b, env))
+            }
+            CFormula::Iff(a, b) => {
+                let x = self.eval(a, env);
+                let y = self.eval(b, env);
+                match (x, y) {
+                    (Half, _) | (_, Half) => Half,
+                    _ => Kleene::from_bool(x == y),
+                }
+            }
+            CFormula::Exists(v, g) => {
+                let mut acc = False;
+                for n in 0..s.len() {
+                    env[*v] = n;
+                    acc = acc.or(self.eval(g, env));
+                    if acc == True {
+                        break;
+                    }
+                }
+                acc
+            }
+            CFormula::Forall(v, g) => {
+                let mut acc = True;
+                for n in 0..s.len() {
+                    env[*v] = n;
+                    acc = acc.and(self.eval(g, env));
+                    if acc == False {
+                        break;
+                    }
+                }
+                acc
+            }
+            CFormula::Tc {
+                id,
+                u,
+                w,
+                body,
+                from,
+                to,
+                deps,
+            } => {
+                let n = s.len();
+                if n == 0 {
+                    return False;
+                }
+                let key = (*id, deps.iter().map(|d| env[*d]).collect::<Vec<_>>());
+                let m = if let Some(m) = self.tc.get(&key) {
+                    m.clone()
+                } else {
+                    let mut m = vec![False; n * n];
+                    for a in 0..n {
+                        for b in 0..n {
+                            env[*u] = a;
+                            env[*w] = b;
+                            m[a * n + b] = self.eval(body, env);
+                        }
+                    }
+                    // max-min Floyd–Warshall: paths of length >= 1
+                    for k in 0..n {
+                        for i in 0..n {
+                            let ik = m[i * n + k];
+                            if ik == False {
+                                continue;
+                            }
+                            for j in 0..n {
+                                let v = ik.and(m[k * n + j]);
+                                if v > m[i * n + j] {
+                                    m[i * n + j] = v;
+                                }
+                            }
+                        }
+                    }
+                    let m = Rc::new(m);
+                    self.tc.insert(key, m.clone());
+                    m
+                };
+                m[env[*from] * n + env[*to]]
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::formula::PredSym;
+    use super::super::structure::Fact;
+    use super::*;
+
+    #[test]
+    fn equality_tc_and_unknown_predicates() {
+        let c = fam::simple_class(&["x"], &["next"], vec![]);
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("next"), 2, 3),
+        ];
+        let s = Structure::from_concrete(&c, 4, &f).unwrap_or_else(|e| panic!("{e}"));
+        let voc = s.vocab().clone();
+        let tc = fam::tc(&["next"])
+            .def
+            .unwrap_or(Formula::Const(Kleene::Half));
+        let ctc = Compiled::new(&voc, &tc, &["v1", "v2"]);
+        let mut ev = Evaluator::new(&s);
+        assert_eq!(ctc.eval(&mut ev, &[0, 3]), Kleene::True);
+        assert_eq!(ctc.eval(&mut ev, &[3, 0]), Kleene::False);
+        assert_eq!(ctc.eval(&mut ev, &[1, 1]), Kleene::False);
+        let b = s.blur();
+        // blurred: x-node and a summary tail; v == v is 1/2 on the summary node
+        let eq = Compiled::new(&voc, &Formula::Eq("a".into(), "a".into()), &["a"]);
+        let mut ev = Evaluator::new(&b);
+        let sm = (0..b.len()).find(|u| b.is_summary(*u)).unwrap_or(0);
+        assert_eq!(eq.eval(&mut ev, &[sm]), Kleene::Half);
+        assert_eq!(eq.eval(&mut ev, &[1 - sm]), Kleene::True);
+        assert_eq!(ctc.eval(&mut ev, &[sm, sm]), Kleene::Half);
+        let unknown = Compiled::new(&voc, &Formula::pred(PredSym::plain("zz"), &["a"]), &["a"]);
+        assert_eq!(unknown.eval(&mut ev, &[0]), Kleene::Half);
+    }
+}

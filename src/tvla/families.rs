@@ -1,0 +1,260 @@
+//! Constructors of the core and instrumentation predicates the SCG library uses, with
+//! their defining formulas (free variable `v` for unary, `v1, v2` for binary).
+//!
+//! Field sets `fields` are unions: `tc(&["left", "right"])` is the closure of the
+//! down-pointer relation of a binary tree. The transfer functions recognise the
+//! reachability/cyclicity families built here (by name *and* definition) and update
+//! them by finite differencing; every other definition is re-evaluated.
+
+use super::class::{PredDef, ShapeClass};
+use super::formula::{Formula, PredSym};
+
+fn p1(name: &str, params: &[&str], a: &str) -> Formula {
+    Formula::pred(PredSym::with(name, params), &[a])
+}
+fn field(f: &str, a: &str, b: &str) -> Formula {
+    Formula::pred(PredSym::plain(f), &[a, b])
+}
+fn union(fields: &[&str], a: &str, b: &str) -> Formula {
+    if fields.len() == 1 {
+        field(fields[0], a, b)
+    } else {
+        Formula::Or(fields.iter().map(|f| field(f, a, b)).collect())
+    }
+}
+fn tc_formula(fields: &[&str], from: &str, to: &str) -> Formula {
+    Formula::TC {
+        u: "tc_a".into(),
+        w: "tc_b".into(),
+        body: Box::new(union(fields, "tc_a", "tc_b")),
+        from: from.into(),
+        to: to.into(),
+    }
+}
+fn exists(v: &str, f: Formula) -> Formula {
+    Formula::Exists(v.into(), Box::new(f))
+}
+fn forall(v: &str, f: Formula) -> Formula {
+    Formula::Forall(v.into(), Box::new(f))
+}
+fn eq(a: &str, b: &str) -> Formula {
+    Formula::Eq(a.into(), b.into())
+}
+
+/// `sm` (unary core).
+pub fn sm() -> PredDef {
+    PredDef {
+        sym: PredSym::plain("sm"),
+        arity: 1,
+        def: None,
+    }
+}
+/// `pt[x]` (unary core): pointer variable `x` points to the node.
+pub fn pt(x: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::with("pt", &[x]),
+        arity: 1,
+        def: None,
+    }
+}
+/// Field predicate `f(u, w)` (binary core).
+pub fn field_pred(f: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::plain(f),
+        arity: 2,
+        def: None,
+    }
+}
+/// `fd[assertion]` (unary core): the field assertion holds for every represented cell.
+pub fn fd(assertion: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::with("fd", &[assertion]),
+        arity: 1,
+        def: None,
+    }
+}
+
+/// `r[x, F](v)`: `v` is reachable from the target of `x` along fields `F` (reflexive):
+/// `E w. pt[x](w) & (w == v | TC(F)(w, v))`. With `F = [left, right]` this is
+/// downward reachability in a tree.
+pub fn reach(x: &str, fields: &[&str]) -> PredDef {
+    let mut params = vec![x];
+    params.extend_from_slice(fields);
+    PredDef {
+        sym: PredSym::with("r", &params),
+        arity: 1,
+        def: Some(exists(
+            "w",
+            Formula::And(vec![
+                p1("pt", &[x], "w"),
+                Formula::Or(vec![eq("w", "v"), tc_formula(fields, "w", "v")]),
+            ]),
+        )),
+    }
+}
+
+/// `tc[F](v1, v2)`: binary reachability, the (non-reflexive) transitive closure of the
+/// union of fields `F`: `TC(F)(v1, v2)`. `tc[left, right]` is the closure of the tree
+/// down-pointer.
+pub fn tc(fields: &[&str]) -> PredDef {
+    PredDef {
+        sym: PredSym::with("tc", fields),
+        arity: 2,
+        def: Some(tc_formula(fields, "v1", "v2")),
+    }
+}
+
+/// `c[F](v)`: `v` lies on a cycle along fields `F`: `TC(F)(v, v)`.
+pub fn cyclic(fields: &[&str]) -> PredDef {
+    PredDef {
+        sym: PredSym::with("c", fields),
+        arity: 1,
+        def: Some(tc_formula(fields, "v", "v")),
+    }
+}
+
+/// `acyc[F](v)`: `v` lies on no cycle along fields `F` (downward acyclicity for
+/// `F = [left, right]`): `!TC(F)(v, v)`.
+pub fn acyclic(fields: &[&str]) -> PredDef {
+    PredDef {
+        sym: PredSym::with("acyc", fields),
+        arity: 1,
+        def: Some(Formula::negation(tc_formula(fields, "v", "v"))),
+    }
+}
+
+/// `cancel[f, b](v)`: following `f` then `b` returns to `v`: `A w. f(v, w) -> b(w, v)`.
+/// `cancel[left, parent]` / `cancel[right, parent]` are the tree parent cancellations.
+pub fn cancel(f: &str, b: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::with("cancel", &[f, b]),
+        arity: 1,
+        def: Some(forall(
+            "w",
+            Formula::Implies(Box::new(field(f, "v", "w")), Box::new(field(b, "w", "v"))),
+        )),
+    }
+}
+
+/// `pcancel[parent, left, right](v)`: the parent of `v` has `v` as a child:
+/// `A w. parent(v, w) -> (left(w, v) | right(w, v))`.
+pub fn parent_cancel(parent: &str, left: &str, right: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::with("pcancel", &[parent, left, right]),
+        arity: 1,
+        def: Some(forall(
+            "w",
+            Formula::Implies(
+                Box::new(field(parent, "v", "w")),
+                Box::new(Formula::Or(vec![
+                    field(left, "w", "v"),
+                    field(right, "w", "v"),
+                ])),
+            ),
+        )),
+    }
+}
+
+/// `is[F](v)`: `v` is shared, i.e. has at least two incoming links along fields `F`
+/// (two distinct sources on one field, or links on two different fields).
+pub fn shared(fields: &[&str]) -> PredDef {
+    let mut alts = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        alts.push(exists(
+            "w1",
+            exists(
+                "w2",
+                Formula::And(vec![
+                    field(f, "w1", "v"),
+                    field(f, "w2", "v"),
+                    Formula::negation(eq("w1", "w2")),
+                ]),
+            ),
+        ));
+        for g in &fields[i + 1..] {
+            alts.push(exists(
+                "w1",
+                exists(
+                    "w2",
+                    Formula::And(vec![field(f, "w1", "v"), field(g, "w2", "v")]),
+                ),
+            ));
+        }
+    }
+    PredDef {
+        sym: PredSym::with("is", fields),
+        arity: 1,
+        def: Some(if alts.len() == 1 {
+            alts.remove(0)
+        } else {
+            Formula::Or(alts)
+        }),
+    }
+}
+
+/// `down[F](v1, v2)`: the tree down-pointer, `left(v1, v2) | right(v1, v2)`.
+pub fn down(fields: &[&str]) -> PredDef {
+    PredDef {
+        sym: PredSym::with("down", fields),
+        arity: 2,
+        def: Some(union(fields, "v1", "v2")),
+    }
+}
+
+/// A reachability/cyclicity family the transfer functions update by differencing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// `tc[F]`
+    Tc(Vec<String>),
+    /// `c[F]`
+    Cyclic(Vec<String>),
+    /// `acyc[F]`
+    Acyclic(Vec<String>),
+    /// `r[x, F]`
+    Reach(String, Vec<String>),
+}
+
+impl Family {
+    /// The field set `F`.
+    pub fn fields(&self) -> &[String] {
+        match self {
+            Family::Tc(f) | Family::Cyclic(f) | Family::Acyclic(f) | Family::Reach(_, f) => f,
+        }
+    }
+}
+
+/// Recognises a predicate built by [`tc`], [`cyclic`], [`acyclic`] or [`reach`]
+/// (name, parameters and definition must all match).
+pub fn recognize(p: &PredDef) -> Option<Family> {
+    let params: Vec<&str> = p.sym.params.iter().map(|s| s.as_str()).collect();
+    let (fam, expected) = match (p.sym.name.as_str(), p.arity) {
+        ("tc", 2) if !params.is_empty() => (Family::Tc(p.sym.params.clone()), tc(&params)),
+        ("c", 1) if !params.is_empty() => (Family::Cyclic(p.sym.params.clone()), cyclic(&params)),
+        ("acyc", 1) if !params.is_empty() => {
+            (Family::Acyclic(p.sym.params.clone()), acyclic(&params))
+        }
+        ("r", 1) if params.len() >= 2 => (
+            Family::Reach(p.sym.params[0].clone(), p.sym.params[1..].to_vec()),
+            reach(params[0], &params[1..]),
+        ),
+        _ => return None,
+    };
+    (expected.def == p.def).then_some(fam)
+}
+
+/// A shape class over the given pointers and fields with the given instrumentation
+/// predicates; abstraction predicates are all `pt[x]` and all unary instrumentation
+/// predicates (a convenience for tests and hand-written classes).
+pub fn simple_class(ptrs: &[&str], fields: &[&str], instr: Vec<PredDef>) -> ShapeClass {
+    let mut core = vec![sm()];
+    core.extend(ptrs.iter().map(|x| pt(x)));
+    core.extend(fields.iter().map(|f| field_pred(f)));
+    let mut abs: std::collections::BTreeSet<PredSym> = ptrs.iter().map(|x| pt(x).sym).collect();
+    abs.extend(instr.iter().filter(|p| p.arity == 1).map(|p| p.sym.clone()));
+    ShapeClass {
+        core,
+        instr,
+        abs,
+        constraints: Vec::new(),
+    }
+}

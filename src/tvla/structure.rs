@@ -1,0 +1,1026 @@
+//! Three-valued logical structures (shape graphs) over a [`ShapeClass`] vocabulary.
+//!
+//! A [`Structure`] has `len()` individuals (heap nodes) `0..len()` and dense tables of
+//! [`Kleene`] values for the nullary, unary and binary predicates of its [`Vocab`] (the
+//! compiled shape class; unary predicate 0 is always `sm`). Structures returned by
+//! [`Structure::blur`] (and hence by every abstract operation) are in *canonical form*:
+//! nodes are ordered by their abstraction-predicate values (canonical abstraction's
+//! naming), then by the other unary values, then by colour refinement over the binary
+//! predicates, with remaining ties broken by a bounded search for the least encoding, so
+//! isomorphic structures compare and hash equal.
+
+use super::analysis::{
+    clause, clause_rules, definition_rules, free_positions, guarded, nonlocal_preds, polarity, Pol,
+    PolKey,
+};
+use super::class::{PredDef, ShapeClass};
+use super::eval::{Compiled, Evaluator};
+use super::families::{recognize, Family};
+use super::formula::{Formula, Kleene, PredSym};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Errors of the structure builders (user-facing input such as explicit heaps).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TvlaError {
+    #[error("predicate {0} is not a core predicate of the shape class")]
+    UnknownPredicate(String),
+    #[error("predicate {0} used with the wrong number of arguments")]
+    Arity(String),
+    #[error("node {0} out of range")]
+    NodeOutOfRange(usize),
+    #[error("the concrete heap violates an integrity constraint of the shape class")]
+    Integrity,
+}
+
+/// An instrumentation predicate compiled against its vocabulary.
+#[derive(Clone, Debug)]
+pub struct InstrInfo {
+    pub sym: PredSym,
+    pub arity: u8,
+    pub idx: usize,
+    /// Defining formula over free variables `v` (unary) / `v1, v2` (binary), or `()`.
+    pub def: Compiled,
+    /// Core predicates the definition depends on (transitively through other
+    /// instrumentation predicates).
+    pub core_deps: BTreeSet<PredSym>,
+    /// The differencing family, when the predicate was built by [`super::families`].
+    pub family: Option<Family>,
+    /// Polarity of the definition in each predicate and the universe.
+    pub pol: BTreeMap<PolKey, Pol>,
+    /// Predicates with a non-local occurrence in the definition.
+    pub nonlocal: BTreeSet<PredSym>,
+    /// Whether every quantifier of the definition is guarded by a field atom.
+    pub guarded: bool,
+    /// Argument positions holding a free variable, per predicate.
+    pub free_pos: BTreeMap<PredSym, BTreeSet<usize>>,
+}
+
+/// A compiled [`ShapeClass`]: predicate tables, abstraction predicates, compiled
+/// instrumentation definitions (in dependency order) and integrity constraints.
+#[derive(Debug)]
+pub struct Vocab {
+    pub class: ShapeClass,
+    pub nullary: Vec<PredSym>,
+    pub unary: Vec<PredSym>,
+    pub binary: Vec<PredSym>,
+    index: FxHashMap<PredSym, (u8, usize)>,
+    /// Unary indices of the abstraction predicates (canonical names), sorted.
+    pub abs: Vec<usize>,
+    /// Whether a unary predicate index is an abstraction predicate.
+    pub is_abs: Vec<bool>,
+    /// Instrumentation predicates, each after the ones its definition mentions.
+    pub instr: Vec<InstrInfo>,
+    /// `pt[x]` predicates: (x, unary index).
+    pub pt: Vec<(String, usize)>,
+    /// Binary core predicates (pointer fields): (field name, binary index).
+    pub fields: Vec<(String, usize)>,
+    /// `ShapeClass::constraints`, compiled (closed formulas).
+    pub constraints: Vec<Compiled>,
+    /// Unit-propagation rules `A vs. lhs -> literal` derived from clause-shaped
+    /// constraints and instrumentation definitions (used by coerce).
+    pub rules: Vec<Compiled>,
+}
+
+/// The unary index of `sm` in every vocabulary.
+pub const SM: usize = 0;
+
+thread_local! {
+    static VOCABS: RefCell<Vec<Arc<Vocab>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Vocab {
+    /// The compiled vocabulary of `class` (cached per thread; equal classes share one).
+    /// `sm` is added when the class lacks it; instrumentation predicates whose definition
+    /// is missing are treated as unknown (their value is never refined).
+    pub fn of(class: &ShapeClass) -> Arc<Vocab> {
+        VOCABS.with(|c| {
+            if let Some(v) = c.borrow().iter().find(|v| v.class == *class) {
+                return v.clone();
+            }
+            let v = Arc::new(Vocab::build(class));
+            let mut c = c.borrow_mut();
+            if c.len() >= 64 {
+                c.remove(0);
+            }
+            c.push(v.clone());
+            v
+        })
+    }
+
+    fn build(class: &ShapeClass) -> Vocab {
+        let sm = PredSym::plain("sm");
+        let mut v = Vocab {
+            class: class.clone(),
+            nullary: Vec::new(),
+            unary: vec![sm.clone()],
+            binary: Vec::new(),
+            index: FxHashMap::default(),
+            abs: Vec::new(),
+            is_abs: Vec::new(),
+            instr: Vec::new(),
+            pt: Vec::new(),
+            fields: Vec::new(),
+            constraints: Vec::new(),
+            rules: Vec::new(),
+        };
+        v.index.insert(sm, (1, SM));
+        let add = |v: &mut Vocab, p: &PredDef, core: bool| {
+            if v.index.contains_key(&p.sym) {
+                return;
+            }
+            let (table, ar) = match p.arity {
+                0 => (&mut v.nullary, 0),
+                1 => (&mut v.unary, 1),
+                _ => (&mut v.binary, 2),
+            };
+            table.push(p.sym.clone());
+            let idx = table.len() - 1;
+            v.index.insert(p.sym.clone(), (ar, idx));
+            if core && ar == 1 && p.sym.name == "pt" && p.sym.params.len() == 1 {
+                v.pt.push((p.sym.params[0].clone(), idx));
+            }
+            if core && ar == 2 && p.sym.params.is_empty() {
+                v.fields.push((p.sym.name.clone(), idx));
+            }
+        };
+        for p in &class.core {
+            add(&mut v, p, true);
+        }
+        for p in &class.instr {
+            add(&mut v, p, false);
+        }
+        v.is_abs = vec![false; v.unary.len()];
+        for a in &class.abs {
+            if let Some((1, i)) = v.index.get(a).copied() {
+                if i != SM {
+                    v.is_abs[i] = true;
+                }
+            }
+        }
+        v.abs = (0..v.unary.len()).filter(|i| v.is_abs[*i]).collect();
+        // instrumentation definitions, ordered by dependencies
+        let instr_syms: BTreeSet<PredSym> = class.instr.iter().map(|p| p.sym.clone()).collect();
+        let mut pending: Vec<&PredDef> = class
+            .instr
+            .iter()
+            .filter(|p| p.def.is_some() && p.arity <= 2)
+            .collect();
+        let mut done: FxHashMap<PredSym, BTreeSet<PredSym>> = FxHashMap::default();
+        while !pending.is_empty() {
+            let pos = pending
+                .iter()
+                .position(|p| {
+                    p.def.as_ref().is_some_and(|d| {
+                        d.preds()
+                            .iter()
+                            .all(|q| !instr_syms.contains(q) || done.contains_key(q) || *q == p.sym)
+                    })
+                })
+                .unwrap_or(0); // a dependency cycle: take the first, values stay sound
+            let p = pending.remove(pos);
+            let Some(def) = p.def.as_ref() else { continue };
+            let mut deps = BTreeSet::new();
+            for q in def.preds() {
+                if let Some(d) = done.get(&q) {
+                    deps.extend(d.iter().cloned());
+                } else if instr_syms.contains(&q) {
+                    // unresolved (cyclic) dependency: depend on everything
+                    deps.extend(class.core.iter().map(|c| c.sym.clone()));
+                } else {
+                    deps.insert(q);
+                }
+            }
+            let free: &[&str] = match p.arity {
+                0 => &[],
+                1 => &["v"],
+                _ => &["v1", "v2"],
+            };
+            let (ar, idx) = v.index[&p.sym];
+            let c = Compiled::new(&v, def, free);
+            done.insert(p.sym.clone(), deps.clone());
+            let field_syms: BTreeSet<PredSym> = v
+                .fields
+                .iter()
+                .map(|(f, _)| PredSym::plain(f.clone()))
+                .collect();
+            v.instr.push(InstrInfo {
+                sym: p.sym.clone(),
+                arity: ar,
+                idx,
+                def: c,
+                core_deps: deps,
+                family: recognize(p),
+                pol: polarity(def),
+                nonlocal: nonlocal_preds(def, free),
+                guarded: guarded(def, free, &field_syms),
+                free_pos: free_positions(def, free),
+            });
+        }
+        v.constraints = class
+            .constraints
+            .iter()
+            .map(|f| Compiled::new(&v, f, &[]))
+            .collect();
+        let mut rules = Vec::new();
+        for c in &class.constraints {
+            if let Some((vars, lits)) = clause(c) {
+                rules.extend(clause_rules(&vars, &lits));
+            }
+        }
+        for p in &class.instr {
+            if let (Some(def), true) = (&p.def, p.arity <= 2) {
+                let free: &[&str] = match p.arity {
+                    0 => &[],
+                    1 => &["v"],
+                    _ => &["v1", "v2"],
+                };
+                rules.extend(definition_rules(&p.sym, free, def));
+            }
+            // a self-loop is a cycle, an edge is a path
+            let fam = recognize(p);
+            for f in fam.iter().flat_map(|f| f.fields().to_vec()) {
+                let edge = |a: &str, b: &str| Formula::pred(PredSym::plain(f.clone()), &[a, b]);
+                let me = |args: &[&str]| Formula::pred(p.sym.clone(), args);
+                let rule = match fam {
+                    Some(Family::Tc(_)) => {
+                        Some((vec!["v1", "v2"], edge("v1", "v2"), me(&["v1", "v2"]), true))
+                    }
+                    Some(Family::Cyclic(_)) => Some((vec!["v"], edge("v", "v"), me(&["v"]), true)),
+                    Some(Family::Acyclic(_)) => {
+                        Some((vec!["v"], edge("v", "v"), me(&["v"]), false))
+                    }
+                    _ => None,
+                };
+                if let Some((vars, a, b, sign)) = rule {
+                    let lits = vec![(a, false), (b, sign)];
+                    let vars: Vec<String> = vars.iter().map(|s| s.to_string()).collect();
+                    rules.extend(clause_rules(&vars, &lits));
+                }
+            }
+        }
+        // closure facts: tc[F] is transitive, an edge followed by a path is a path, and
+        // c[F] / acyc[F] are tc[F](v, v) / its negation
+        let strs = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for p in &class.instr {
+            let Some(Family::Tc(fs)) = recognize(p) else {
+                continue;
+            };
+            let tc = |a: &str, b: &str| Formula::pred(p.sym.clone(), &[a, b]);
+            rules.extend(clause_rules(
+                &strs(&["a", "b", "c"]),
+                &[
+                    (tc("a", "b"), false),
+                    (tc("b", "c"), false),
+                    (tc("a", "c"), true),
+                ],
+            ));
+            for f in &fs {
+                let e = Formula::pred(PredSym::plain(f.clone()), &["a", "b"]);
+                rules.extend(clause_rules(
+                    &strs(&["a", "b", "c"]),
+                    &[(e, false), (tc("b", "c"), false), (tc("a", "c"), true)],
+                ));
+            }
+            for q in &class.instr {
+                let me = Formula::pred(q.sym.clone(), &["v"]);
+                let sign = match recognize(q) {
+                    Some(Family::Cyclic(g)) if g == fs => true,
+                    Some(Family::Acyclic(g)) if g == fs => false,
+                    _ => continue,
+                };
+                let vv = (tc("v", "v"), true);
+                rules.extend(clause_rules(
+                    &strs(&["v"]),
+                    &[(me.clone(), !sign), vv.clone()],
+                ));
+                rules.extend(clause_rules(&strs(&["v"]), &[(me, sign), (vv.0, false)]));
+            }
+        }
+        v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
+        v
+    }
+
+    /// (arity, index) of a predicate symbol.
+    pub fn lookup(&self, p: &PredSym) -> Option<(u8, usize)> {
+        self.index.get(p).copied()
+    }
+
+    /// Unary index of `pt[x]`.
+    pub fn pt(&self, x: &str) -> Option<usize> {
+        self.pt.iter().find(|(n, _)| n == x).map(|(_, i)| *i)
+    }
+
+    /// Binary index of the field predicate `f`.
+    pub fn field(&self, f: &str) -> Option<usize> {
+        self.fields.iter().find(|(n, _)| n == f).map(|(_, i)| *i)
+    }
+
+    fn same(&self, o: &Vocab) -> bool {
+        std::ptr::eq(self, o)
+            || (self.nullary == o.nullary && self.unary == o.unary && self.binary == o.binary)
+    }
+}
+
+/// A three-valued logical structure; see the module documentation. The raw accessors
+/// (`get*`/`set*`) take indices from [`Vocab`] and node numbers `< len()` and panic
+/// otherwise; [`Structure::value`] is the checked accessor by symbol.
+#[derive(Clone)]
+pub struct Structure {
+    voc: Arc<Vocab>,
+    n: usize,
+    v0: Vec<Kleene>,
+    /// node-major: `v1[node * nu + pred]`
+    v1: Vec<Kleene>,
+    /// predicate-major: `v2[pred * n * n + a * n + b]`
+    v2: Vec<Kleene>,
+}
+
+impl PartialEq for Structure {
+    fn eq(&self, o: &Self) -> bool {
+        self.n == o.n
+            && self.v0 == o.v0
+            && self.v1 == o.v1
+            && self.v2 == o.v2
+            && self.voc.same(&o.voc)
+    }
+}
+impl Eq for Structure {}
+impl Hash for Structure {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.n.hash(h);
+        self.v0.hash(h);
+        self.v1.hash(h);
+        self.v2.hash(h);
+    }
+}
+impl PartialOrd for Structure {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Structure {
+    /// Orders by the value tables only (structures of one vocabulary).
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.n, &self.v0, &self.v1, &self.v2).cmp(&(o.n, &o.v0, &o.v1, &o.v2))
+    }
+}
+
+/// A fact of a concrete (2-valued) heap for [`Structure::from_concrete`]; every core
+/// predicate tuple not listed is false, `sm` is false everywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    Nullary(PredSym),
+    Unary(PredSym, usize),
+    Binary(PredSym, usize, usize),
+}
+
+impl Structure {
+    /// The structure without nodes; nullary predicates are 0.
+    pub fn empty(class: &ShapeClass) -> Structure {
+        Structure::empty_voc(Vocab::of(class))
+    }
+
+    pub(crate) fn empty_voc(voc: Arc<Vocab>) -> Structure {
+        Structure {
+            v0: vec![Kleene::False; voc.nullary.len()],
+            voc,
+            n: 0,
+            v1: Vec::new(),
+            v2: Vec::new(),
+        }
+    }
+
+    /// Builds the 2-valued structure of a concrete heap with `nodes` cells and the given
+    /// core facts; instrumentation predicates are computed from their definitions.
+    /// Fails on unknown/instrumentation predicates, wrong arities, out-of-range nodes, and
+    /// facts violating the integrity constraints (a field with two targets, `pt[x]` on two
+    /// nodes, a false class constraint).
+    pub fn from_concrete(
+        class: &ShapeClass,
+        nodes: usize,
+        facts: &[Fact],
+    ) -> Result<Structure, TvlaError> {
+        let voc = Vocab::of(class);
+        let mut s = Structure::empty_voc(voc.clone());
+        for _ in 0..nodes {
+            s.add_node(Kleene::False);
+        }
+        let core: BTreeSet<&PredSym> = class.core.iter().map(|p| &p.sym).collect();
+        let check = |p: &PredSym, ar: u8| -> Result<usize, TvlaError> {
+            if !core.contains(p) {
+                return Err(TvlaError::UnknownPredicate(p.to_string()));
+            }
+            match voc.lookup(p) {
+                Some((a, i)) if a == ar => Ok(i),
+                Some(_) => Err(TvlaError::Arity(p.to_string())),
+                None => Err(TvlaError::UnknownPredicate(p.to_string())),
+            }
+        };
+        let node = |u: usize| {
+            if u < nodes {
+                Ok(u)
+            } else {
+                Err(TvlaError::NodeOutOfRange(u))
+            }
+        };
+        for f in facts {
+            match f {
+                Fact::Nullary(p) => {
+                    let i = check(p, 0)?;
+                    s.set0(i, Kleene::True)
+                }
+                Fact::Unary(p, u) => {
+                    let i = check(p, 1)?;
+                    if i == SM {
+                        return Err(TvlaError::UnknownPredicate(p.to_string()));
+                    }
+                    s.set1(i, node(*u)?, Kleene::True)
+                }
+                Fact::Binary(p, a, b) => {
+                    let i = check(p, 2)?;
+                    s.set2(i, node(*a)?, node(*b)?, Kleene::True)
+                }
+            }
+        }
+        let s = s.recompute_instr(None);
+        super::coerce::check_integrity(s).ok_or(TvlaError::Integrity)
+    }
+
+    /// The compiled vocabulary.
+    pub fn vocab(&self) -> &Arc<Vocab> {
+        &self.voc
+    }
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    /// True when the structure has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// Value of nullary predicate `i`.
+    pub fn get0(&self, i: usize) -> Kleene {
+        self.v0[i]
+    }
+    /// Value of unary predicate `i` at node `u`.
+    pub fn get1(&self, i: usize, u: usize) -> Kleene {
+        self.v1[u * self.voc.unary.len() + i]
+    }
+    /// Value of binary predicate `i` at `(a, b)`.
+    pub fn get2(&self, i: usize, a: usize, b: usize) -> Kleene {
+        self.v2[i * self.n * self.n + a * self.n + b]
+    }
+    /// Sets nullary predicate `i`.
+    pub fn set0(&mut self, i: usize, k: Kleene) {
+        self.v0[i] = k
+    }
+    /// Sets unary predicate `i` at `u`.
+    pub fn set1(&mut self, i: usize, u: usize, k: Kleene) {
+        let nu = self.voc.unary.len();
+        self.v1[u * nu + i] = k
+    }
+    /// Sets binary predicate `i` at `(a, b)`.
+    pub fn set2(&mut self, i: usize, a: usize, b: usize, k: Kleene) {
+        let n = self.n;
+        self.v2[i * n * n + a * n + b] = k
+    }
+    /// `sm(u) != 0`.
+    pub fn is_summary(&self, u: usize) -> bool {
+        self.get1(SM, u) != Kleene::False
+    }
+    /// Value of a predicate by symbol and arguments (1/2 for unknown predicates).
+    pub fn value(&self, p: &PredSym, args: &[usize]) -> Kleene {
+        match (self.voc.lookup(p), args) {
+            (Some((0, i)), []) => self.get0(i),
+            (Some((1, i)), [a]) if *a < self.n => self.get1(i, *a),
+            (Some((2, i)), [a, b]) if *a < self.n && *b < self.n => self.get2(i, *a, *b),
+            _ => Kleene::Half,
+        }
+    }
+    /// The unary values of node `u` (indexed like `vocab().unary`).
+    pub fn unary_row(&self, u: usize) -> &[Kleene] {
+        let nu = self.voc.unary.len();
+        &self.v1[u * nu..(u + 1) * nu]
+    }
+    /// True when no predicate has the value 1/2 and no node is a summary node.
+    pub fn is_two_valued(&self) -> bool {
+        !self
+            .v0
+            .iter()
+            .chain(&self.v1)
+            .chain(&self.v2)
+            .any(|k| *k == Kleene::Half)
+    }
+
+    /// Appends a node with `sm = sm`, all other predicates 0; returns its index.
+    pub fn add_node(&mut self, sm: Kleene) -> usize {
+        let n = self.n;
+        let nu = self.voc.unary.len();
+        let nb = self.voc.binary.len();
+        let mut v2 = vec![Kleene::False; nb * (n + 1) * (n + 1)];
+        for p in 0..nb {
+            for a in 0..n {
+                for b in 0..n {
+                    v2[p * (n + 1) * (n + 1) + a * (n + 1) + b] = self.v2[p * n * n + a * n + b];
+                }
+            }
+        }
+        self.v2 = v2;
+        self.v1.extend(std::iter::repeat_n(Kleene::False, nu));
+        self.n = n + 1;
+        self.set1(SM, n, sm);
+        n
+    }
+
+    /// Adds a copy of node `u` (all unary values, all edges to/from other nodes, and
+    /// the self-edge values copied between the two copies); returns the copy's index.
+    pub fn duplicate_node(&mut self, u: usize) -> usize {
+        let c = self.add_node(Kleene::False);
+        let nu = self.voc.unary.len();
+        for p in 0..nu {
+            let k = self.get1(p, u);
+            self.set1(p, c, k);
+        }
+        for p in 0..self.voc.binary.len() {
+            for w in 0..c {
+                let out = self.get2(p, u, w);
+                let inc = self.get2(p, w, u);
+                self.set2(p, c, w, out);
+                self.set2(p, w, c, inc);
+            }
+            let selfv = self.get2(p, u, u);
+            self.set2(p, c, c, selfv);
+            self.set2(p, u, c, selfv);
+            self.set2(p, c, u, selfv);
+        }
+        c
+    }
+
+    /// Keeps the nodes `order[0], order[1], ...` in that order (a permutation or a
+    /// selection; used for canonical ordering and node removal).
+    pub fn select(&self, order: &[usize]) -> Structure {
+        let n = self.n;
+        let m = order.len();
+        let nu = self.voc.unary.len();
+        let nb = self.voc.binary.len();
+        let mut v1 = Vec::with_capacity(m * nu);
+        for &u in order {
+            v1.extend_from_slice(&self.v1[u * nu..(u + 1) * nu]);
+        }
+        let mut v2 = Vec::with_capacity(nb * m * m);
+        for p in 0..nb {
+            for &a in order {
+                for &b in order {
+                    v2.push(self.v2[p * n * n + a * n + b]);
+                }
+            }
+        }
+        Structure {
+            voc: self.voc.clone(),
+            n: m,
+            v0: self.v0.clone(),
+            v1,
+            v2,
+        }
+    }
+
+    /// Removes node `u`.
+    pub fn remove_node(&self, u: usize) -> Structure {
+        let order: Vec<usize> = (0..self.n).filter(|w| *w != u).collect();
+        self.select(&order)
+    }
+
+    /// Re-evaluates the definitions of the instrumentation predicates (all of them, or
+    /// only those whose core dependencies intersect `changed`), in dependency order.
+    pub fn recompute_instr(&self, changed: Option<&BTreeSet<PredSym>>) -> Structure {
+        let voc = self.voc.clone();
+        let mut s = self.clone();
+        for ins in &voc.instr {
+            if let Some(ch) = changed {
+                if ins.core_deps.is_disjoint(ch) {
+                    continue;
+                }
+            }
+            let mut next = s.clone();
+            {
+                let mut ev = Evaluator::new(&s);
+                match ins.arity {
+                    0 => next.set0(ins.idx, ins.def.eval(&mut ev, &[])),
+                    1 => {
+                        for u in 0..s.n {
+                            next.set1(ins.idx, u, ins.def.eval(&mut ev, &[u]));
+                        }
+                    }
+                    _ => {
+                        for a in 0..s.n {
+                            for b in 0..s.n {
+                                next.set2(ins.idx, a, b, ins.def.eval(&mut ev, &[a, b]));
+                            }
+                        }
+                    }
+                }
+            }
+            s = next;
+        }
+        s
+    }
+
+    /// Canonical abstraction: merges the nodes with equal abstraction-predicate values
+    /// (joining all predicate values; a merged node is a summary node) and returns the
+    /// result in canonical form.
+    pub fn blur(&self) -> Structure {
+        let mut groups: Vec<(Vec<Kleene>, Vec<usize>)> = Vec::new();
+        let mut by_name: FxHashMap<Vec<Kleene>, usize> = FxHashMap::default();
+        for u in 0..self.n {
+            let name: Vec<Kleene> = self.voc.abs.iter().map(|i| self.get1(*i, u)).collect();
+            let g = *by_name.entry(name.clone()).or_insert_with(|| {
+                groups.push((name, Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.push(u);
+        }
+        if groups.len() == self.n {
+            return self.canonical();
+        }
+        let mut t = Structure::empty_voc(self.voc.clone());
+        t.v0 = self.v0.clone();
+        for _ in 0..groups.len() {
+            t.add_node(Kleene::False);
+        }
+        let nu = self.voc.unary.len();
+        for (g, (_, members)) in groups.iter().enumerate() {
+            for p in 0..nu {
+                let mut k = self.get1(p, members[0]);
+                for m in &members[1..] {
+                    k = k.join(self.get1(p, *m));
+                }
+                t.set1(p, g, k);
+            }
+            if members.len() > 1 {
+                t.set1(SM, g, Kleene::Half);
+            }
+        }
+        for p in 0..self.voc.binary.len() {
+            for (g, (_, ma)) in groups.iter().enumerate() {
+                for (h, (_, mb)) in groups.iter().enumerate() {
+                    let mut k: Option<Kleene> = None;
+                    for a in ma {
+                        for b in mb {
+                            let v = self.get2(p, *a, *b);
+                            k = Some(k.map_or(v, |k| k.join(v)));
+                        }
+                    }
+                    t.set2(p, g, h, k.unwrap_or(Kleene::False));
+                }
+            }
+        }
+        t.canonical()
+    }
+
+    /// The canonical form (see the module documentation): a node permutation of `self`
+    /// that is equal for isomorphic structures whenever colour refinement plus the
+    /// bounded tie search (at most 720 candidate orders) separates the nodes, which
+    /// always holds for canonically abstracted structures with distinct names.
+    pub fn canonical(&self) -> Structure {
+        let n = self.n;
+        if n <= 1 {
+            return self.clone();
+        }
+        let nu = self.voc.unary.len();
+        // initial key: abstraction values first, then all unary values
+        let keys: Vec<Vec<Kleene>> = (0..n)
+            .map(|u| {
+                let mut k: Vec<Kleene> = self.voc.abs.iter().map(|i| self.get1(*i, u)).collect();
+                k.extend_from_slice(&self.v1[u * nu..(u + 1) * nu]);
+                k
+            })
+            .collect();
+        let mut color = rank(&keys);
+        let nb = self.voc.binary.len();
+        for _ in 0..n {
+            let ncolors = color.iter().max().map_or(0, |m| m + 1);
+            if ncolors == n {
+                break;
+            }
+            let keys: Vec<(usize, Vec<NbSig>)> = (0..n)
+                .map(|u| {
+                    let mut nb_sig = Vec::new();
+                    for p in 0..nb {
+                        for (w, cw) in color.iter().enumerate() {
+                            let cw = *cw;
+                            let o = self.get2(p, u, w);
+                            if o != Kleene::False {
+                                nb_sig.push((p, 0u8, o, cw));
+                            }
+                            let i = self.get2(p, w, u);
+                            if i != Kleene::False {
+                                nb_sig.push((p, 1u8, i, cw));
+                            }
+                        }
+                    }
+                    nb_sig.sort_unstable();
+                    (color[u], nb_sig)
+                })
+                .collect();
+            let new = rank(&keys);
+            let newcolors = new.iter().max().map_or(0, |m| m + 1);
+            color = new;
+            if newcolors == ncolors {
+                break;
+            }
+        }
+        // order by colour; enumerate tie permutations if few
+        let mut classes: Vec<Vec<usize>> = Vec::new();
+        let ncolors = color.iter().max().map_or(0, |m| m + 1);
+        classes.resize(ncolors, Vec::new());
+        for u in 0..n {
+            classes[color[u]].push(u);
+        }
+        let mut budget: usize = 1;
+        for c in &classes {
+            for k in 2..=c.len() {
+                budget = budget.saturating_mul(k);
+            }
+        }
+        let base: Vec<usize> = classes.iter().flatten().copied().collect();
+        if budget == 1 || budget > 720 {
+            return self.select(&base);
+        }
+        let mut best: Option<Structure> = None;
+        let mut perms: Vec<Vec<Vec<usize>>> = classes.iter().map(|c| permutations(c)).collect();
+        let mut idx = vec![0usize; perms.len()];
+        loop {
+            let order: Vec<usize> = idx
+                .iter()
+                .enumerate()
+                .flat_map(|(c, i)| perms[c][*i].iter().copied())
+                .collect();
+            let cand = self.select(&order);
+            if best.as_ref().is_none_or(|b| cand.v2 < b.v2) {
+                best = Some(cand);
+            }
+            // next index tuple
+            let mut c = 0;
+            loop {
+                if c == idx.len() {
+                    perms.clear();
+                    return best.unwrap_or_else(|| self.select(&base));
+                }
+                idx[c] += 1;
+                if idx[c] < perms[c].len() {
+                    break;
+                }
+                idx[c] = 0;
+                c += 1;
+            }
+        }
+    }
+
+    /// Embedding order `self ⊑ other` (TVLA): a surjective map `h` of the nodes of `self`
+    /// onto the nodes of `other` with `val(p)(ū) ⊑ val'(p)(h(ū))` for every predicate
+    /// (including `sm`), where a node of `other` with several preimages is a summary
+    /// node. Implies that every concrete heap represented by `self` is represented by
+    /// `other`. Structures of different vocabularies never embed.
+    pub fn embeds_into(&self, other: &Structure) -> bool {
+        if !self.voc.same(&other.voc) || self.n < other.n {
+            return false;
+        }
+        if self == other {
+            return true;
+        }
+        if !self.v0.iter().zip(&other.v0).all(|(a, b)| a.leq_info(*b)) {
+            return false;
+        }
+        let nu = self.voc.unary.len();
+        let cands: Vec<Vec<usize>> = (0..self.n)
+            .map(|u| {
+                (0..other.n)
+                    .filter(|x| {
+                        (0..nu).all(|p| self.get1(p, u).leq_info(other.get1(p, *x)))
+                            && (0..self.voc.binary.len())
+                                .all(|p| self.get2(p, u, u).leq_info(other.get2(p, *x, *x)))
+                    })
+                    .collect()
+            })
+            .collect();
+        if cands.iter().any(|c| c.is_empty()) {
+            return false;
+        }
+        let mut h = vec![usize::MAX; self.n];
+        let mut count = vec![0usize; other.n];
+        self.embed_rec(other, &cands, 0, &mut h, &mut count, other.n)
+    }
+
+    fn embed_rec(
+        &self,
+        other: &Structure,
+        cands: &[Vec<usize>],
+        u: usize,
+        h: &mut [usize],
+        count: &mut [usize],
+        uncovered: usize,
+    ) -> bool {
+        if u == self.n {
+            return uncovered == 0;
+        }
+        if self.n - u < uncovered {
+            return false;
+        }
+        for &x in &cands[u] {
+            if count[x] >= 1 && !other.is_summary(x) {
+                continue;
+            }
+            let ok = (0..self.voc.binary.len()).all(|p| {
+                (0..u).all(|w| {
+                    self.get2(p, u, w).leq_info(other.get2(p, x, h[w]))
+                        && self.get2(p, w, u).leq_info(other.get2(p, h[w], x))
+                })
+            });
+            if !ok {
+                continue;
+            }
+            h[u] = x;
+            count[x] += 1;
+            let unc = if count[x] == 1 {
+                uncovered - 1
+            } else {
+                uncovered
+            };
+            if self.embed_rec(other, cands, u + 1, h, count, unc) {
+                return true;
+            }
+            count[x] -= 1;
+            h[u] = usize::MAX;
+        }
+        false
+    }
+}
+
+/// A neighbour signature entry: (binary predicate, direction, value, neighbour colour).
+type NbSig = (usize, u8, Kleene, usize);
+
+fn rank<K: Ord + Clone>(keys: &[K]) -> Vec<usize> {
+    let mut sorted: Vec<K> = keys.to_vec();
+    sorted.sort();
+    sorted.dedup();
+    keys.iter()
+        .map(|k| sorted.binary_search(k).unwrap_or(0))
+        .collect()
+}
+
+fn permutations(c: &[usize]) -> Vec<Vec<usize>> {
+    if c.len() <= 1 {
+        return vec![c.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..c.len() {
+        let mut rest = c.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+impl fmt::Debug for Structure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for Structure {
+    /// Lists the non-zero values: `p = 1/2`, `u3: sm=1/2 pt[x]=1`, `next(u0, u1) = 1`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{{")?;
+        for (i, p) in self.voc.nullary.iter().enumerate() {
+            if self.v0[i] != Kleene::False {
+                write!(f, " {p}={}", self.v0[i])?;
+            }
+        }
+        for u in 0..self.n {
+            write!(f, " u{u}[")?;
+            let mut first = true;
+            for (i, p) in self.voc.unary.iter().enumerate() {
+                let k = self.get1(i, u);
+                if k != Kleene::False {
+                    if !first {
+                        write!(f, " ")?;
+                    }
+                    first = false;
+                    write!(f, "{p}={k}")?;
+                }
+            }
+            write!(f, "]")?;
+        }
+        for (i, p) in self.voc.binary.iter().enumerate() {
+            for a in 0..self.n {
+                for b in 0..self.n {
+                    let k = self.get2(i, a, b);
+                    if k != Kleene::False {
+                        write!(f, " {p}(u{a},u{b})={k}")?;
+                    }
+                }
+            }
+        }
+        write!(f, " }}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::*;
+
+    fn list_class() -> ShapeClass {
+        fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])])
+    }
+
+    fn list(n: usize, head: usize) -> Vec<Fact> {
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), head)];
+        for i in 0..n - 1 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+        }
+        f
+    }
+
+    #[test]
+    fn from_concrete_rejects_bad_input() {
+        let c = list_class();
+        let bad_pred = [Fact::Unary(PredSym::plain("nope"), 0)];
+        assert!(matches!(
+            Structure::from_concrete(&c, 2, &bad_pred),
+            Err(TvlaError::UnknownPredicate(_))
+        ));
+        let instr = [Fact::Unary(PredSym::with("r", &["x", "next"]), 0)];
+        assert!(Structure::from_concrete(&c, 2, &instr).is_err());
+        let range = [Fact::Binary(PredSym::plain("next"), 0, 5)];
+        assert_eq!(
+            Structure::from_concrete(&c, 2, &range),
+            Err(TvlaError::NodeOutOfRange(5))
+        );
+        let two = [
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 0, 0),
+        ];
+        assert_eq!(
+            Structure::from_concrete(&c, 2, &two),
+            Err(TvlaError::Integrity)
+        );
+        let arity = [Fact::Unary(PredSym::plain("next"), 0)];
+        assert!(matches!(
+            Structure::from_concrete(&c, 2, &arity),
+            Err(TvlaError::Arity(_))
+        ));
+    }
+
+    #[test]
+    fn blur_summarises_list_tail() {
+        let c = list_class();
+        let s = Structure::from_concrete(&c, 5, &list(5, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.is_two_valued());
+        let b = s.blur();
+        assert_eq!(b.len(), 2);
+        assert_eq!((0..2).filter(|u| b.is_summary(*u)).count(), 1);
+        assert!(s.embeds_into(&b));
+        assert!(!b.embeds_into(&s));
+        // a list of three cells blurs to the same structure
+        let s3 = Structure::from_concrete(&c, 3, &list(3, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s3.blur(), b);
+    }
+
+    #[test]
+    fn canonical_form_ignores_node_names() {
+        let c = list_class();
+        let a = Structure::from_concrete(&c, 3, &list(3, 0)).unwrap_or_else(|e| panic!("{e}"));
+        // the same list with nodes renamed 0->2, 1->0, 2->1
+        let f = vec![
+            Fact::Unary(PredSym::with("pt", &["x"]), 2),
+            Fact::Binary(PredSym::plain("next"), 2, 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+        ];
+        let b = Structure::from_concrete(&c, 3, &f).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(a, b);
+        assert_eq!(a.canonical(), b.canonical());
+    }
+
+    #[test]
+    fn embedding_is_surjective() {
+        let c = list_class();
+        let mut f = list(2, 0);
+        let without_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
+        let with_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!without_y.embeds_into(&with_y));
+        assert!(!with_y.embeds_into(&without_y));
+        let mut one = Structure::empty(&c);
+        one.add_node(Kleene::False);
+        assert!(!Structure::empty(&c).embeds_into(&one));
+    }
+}

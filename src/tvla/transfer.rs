@@ -1,0 +1,1186 @@
+//! Abstract transfer functions of pointer operations (TVLA predicate updates).
+//!
+//! [`post`] = focus on what the operation needs definite, null-dereference check,
+//! predicate update of the core predicates (the usual update formulas, evaluated in
+//! Kleene logic, so sound even where focus left 1/2), update of the instrumentation
+//! predicates, coerce, canonical abstraction. Assignments are split into a nullifying
+//! step and a setting step (as in TVLA), so every step changes each core predicate in
+//! one direction only.
+//!
+//! Instrumentation predicates are updated per step as the meet of sound estimates:
+//! - unchanged when the definition mentions no changed predicate (and the universe is
+//!   unchanged or the definition is guarded);
+//! - for local definitions ([`super::analysis`]) only tuples touching a changed node are
+//!   re-evaluated;
+//! - otherwise re-evaluated in the new structure, sharpened by monotonicity (a positive
+//!   definition whose changed predicates only decreased keeps its 0s, etc.);
+//! - the reachability/cyclicity families of [`super::families`] are additionally updated
+//!   by finite differencing on edge insertion (`tc' = tc | rtc(., x) & rtc(y, .)`), on
+//!   `x = y` (`r[x] := r[y]`) and on pointer moves (`r[x](v) := rtc(target, v)`).
+//!
+//! Conflicting definite estimates mean the structure represents no heap: it is dropped.
+
+use super::class::ShapeClass;
+use super::coerce::{coerce, focus_all, FocusLit};
+use super::eval::{CFormula, Compiled, Evaluator};
+use super::families::{self, Family};
+use super::formula::{Kleene, PredSym};
+use super::structure::{Structure, Vocab, SM};
+use rustc_hash::FxHashSet;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A pointer operation on program pointer variables `x`, `y` (names as in `pt[x]`) and
+/// flattened field names. Variables or fields the shape class does not track are
+/// handled soundly (their values become unknown); a dereference of an untracked
+/// pointer is not checked here.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PtrOp {
+    /// `x = NULL`
+    AssignNull { x: String },
+    /// `x = y`
+    Copy { x: String, y: String },
+    /// `x = y->field`
+    Load { x: String, y: String, field: String },
+    /// `x->field = NULL`
+    StoreNull { x: String, field: String },
+    /// `x->field = y`
+    Store { x: String, field: String, y: String },
+    /// `x = malloc(..)` (assumed to succeed; pointer fields of the new cell are NULL)
+    Malloc { x: String },
+    /// `free(x)` (`free(NULL)` is a no-op; pointers to the cell become dangling,
+    /// represented like NULL)
+    Free { x: String },
+    /// `assume(x == y)`
+    AssumeEq { x: String, y: String },
+    /// `assume(x != y)`
+    AssumeNe { x: String, y: String },
+    /// `assume(x == NULL)`
+    AssumeNull { x: String },
+    /// `assume(x != NULL)`
+    AssumeNotNull { x: String },
+    /// a data-field write on `*x` after which `fd[assertion]` has `value` on x's cell
+    SetField {
+        x: String,
+        assertion: String,
+        value: Kleene,
+    },
+    /// `assume(assertion)` (or its negation) about `*x`
+    AssumeField {
+        x: String,
+        assertion: String,
+        positive: bool,
+    },
+}
+
+/// An abstract error an operation may raise.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum AbstractError {
+    /// The operation dereferences `var`, which may be NULL (or dangling) in some
+    /// represented heap; the successors cover only the non-null case.
+    MayDerefNull { var: String },
+}
+
+/// Result of [`post`]: successor structures (canonical, pairwise distinct) and errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostResult {
+    pub structures: Vec<Structure>,
+    pub errors: Vec<AbstractError>,
+}
+
+/// Abstract post of `op` on `s`: every concrete successor of every heap `s` represents
+/// is represented (embeds into) one of the returned structures, and any possible
+/// NULL dereference of a tracked pointer is reported. Never panics. The vocabulary is
+/// the one `s` was built with (`class` must be that class; a mismatch is logged).
+pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
+    if s.vocab().class != *class {
+        tracing::warn!("post: structure built over a different shape class");
+    }
+    post_impl(s, op, true)
+}
+
+/// Like [`post`] but without the final canonical abstraction: on a 2-valued structure
+/// this is the concrete semantics (used by the soundness tests and the explicit heap).
+pub fn post_concrete(s: &Structure, op: &PtrOp) -> PostResult {
+    post_impl(s, op, false)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dir {
+    Dec,
+    Inc,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Domain {
+    Same,
+    Added(usize),
+    Removed(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Change {
+    dirs: BTreeMap<PredSym, Dir>,
+    /// an edge (field, src, dst) inserted into a field whose src-edge was NULL
+    insert: Option<(String, usize, usize)>,
+    /// the `field` edges of this (single) node were removed
+    delete: Option<(String, usize)>,
+    /// `pt[x]` (nullified before) now points to exactly this node
+    pt_set: Option<(String, usize)>,
+    /// `pt[x] := y->field` where y points to the node (x != y)
+    load: Option<(String, String, usize)>,
+    /// `pt[x] := pt[y]` (x nullified before)
+    copy: Option<(String, String)>,
+    domain: Domain,
+}
+
+impl Change {
+    fn new() -> Change {
+        Change {
+            dirs: BTreeMap::new(),
+            insert: None,
+            delete: None,
+            pt_set: None,
+            load: None,
+            copy: None,
+            domain: Domain::Same,
+        }
+    }
+    fn with(p: PredSym, d: Dir) -> Change {
+        let mut c = Change::new();
+        c.dirs.insert(p, d);
+        c
+    }
+}
+
+fn pt_sym(x: &str) -> PredSym {
+    PredSym::with("pt", &[x])
+}
+
+fn post_impl(s: &Structure, op: &PtrOp, abstract_: bool) -> PostResult {
+    let voc = s.vocab().clone();
+    let mut errors = BTreeSet::new();
+    let start = match coerce(s.clone()) {
+        Some(t) => vec![t],
+        None => Vec::new(),
+    };
+    let res = run_op(&voc, start, op, &mut errors);
+    let mut seen = FxHashSet::default();
+    let mut structures = Vec::new();
+    for t in res {
+        let t = if abstract_ { t.blur() } else { t };
+        if seen.insert(t.clone()) {
+            structures.push(t);
+        }
+    }
+    PostResult {
+        structures,
+        errors: errors.into_iter().collect(),
+    }
+}
+
+fn focus_pt(ss: Vec<Structure>, p: Option<usize>) -> Vec<Structure> {
+    match p {
+        Some(p) => focus_all(ss, |_| Some(FocusLit::Unary(p))),
+        None => ss,
+    }
+}
+
+/// `E v. pt(v)`
+fn nonnull(t: &Structure, p: usize) -> Kleene {
+    (0..t.len()).fold(Kleene::False, |a, v| a.or(t.get1(p, v)))
+}
+
+/// The node a pointer definitely points to.
+fn target(t: &Structure, p: usize) -> Option<usize> {
+    let mut one = None;
+    for v in 0..t.len() {
+        match t.get1(p, v) {
+            Kleene::True if one.is_none() => one = Some(v),
+            Kleene::False => {}
+            _ => return None,
+        }
+    }
+    one
+}
+
+/// Focuses on `pt[x]` and keeps the structures where x may be non-null; reports a
+/// possible NULL dereference.
+fn deref(
+    ss: Vec<Structure>,
+    x: &str,
+    p: Option<usize>,
+    errors: &mut BTreeSet<AbstractError>,
+) -> Vec<Structure> {
+    let Some(p) = p else { return ss };
+    focus_pt(ss, Some(p))
+        .into_iter()
+        .filter(|t| {
+            let k = nonnull(t, p);
+            if k != Kleene::True {
+                errors.insert(AbstractError::MayDerefNull { var: x.to_string() });
+            }
+            k != Kleene::False
+        })
+        .collect()
+}
+
+fn run_op(
+    voc: &Arc<Vocab>,
+    ss: Vec<Structure>,
+    op: &PtrOp,
+    errors: &mut BTreeSet<AbstractError>,
+) -> Vec<Structure> {
+    match op {
+        PtrOp::AssignNull { x } => {
+            let Some(px) = voc.pt(x) else { return ss };
+            ss.into_iter()
+                .filter_map(|t| nullify_pt(&t, px, x))
+                .collect()
+        }
+        PtrOp::Copy { x, y } => {
+            let Some(px) = voc.pt(x) else { return ss };
+            if x == y {
+                return ss;
+            }
+            let py = voc.pt(y);
+            ss.into_iter()
+                .filter_map(|t| {
+                    let vals: Vec<Kleene> = (0..t.len())
+                        .map(|v| py.map_or(Kleene::Half, |py| t.get1(py, v)))
+                        .collect();
+                    let t = nullify_pt(&t, px, x)?;
+                    let copy = py.map(|_| (x.clone(), y.clone()));
+                    set_pt(&t, px, x, &vals, copy)
+                })
+                .collect()
+        }
+        PtrOp::Load { x, y, field } => {
+            let py = voc.pt(y);
+            let px = voc.pt(x);
+            let pf = voc.field(field);
+            let ss = deref(ss, y, py, errors);
+            let ss = match (py, pf) {
+                (Some(py), Some(pf)) => {
+                    focus_all(ss, |t| target(t, py).map(|src| FocusLit::Succ(pf, src)))
+                }
+                _ => ss,
+            };
+            let Some(px) = px else { return ss };
+            ss.into_iter()
+                .filter_map(|t| {
+                    let vals: Vec<Kleene> = (0..t.len())
+                        .map(|v| match (py, pf) {
+                            (Some(py), Some(pf)) => (0..t.len()).fold(Kleene::False, |a, w| {
+                                a.or(t.get1(py, w).and(t.get2(pf, w, v)))
+                            }),
+                            _ => Kleene::Half,
+                        })
+                        .collect();
+                    let load = match (py, x != y) {
+                        (Some(py), true) => target(&t, py).map(|n| (y.clone(), field.clone(), n)),
+                        _ => None,
+                    };
+                    let t = nullify_pt(&t, px, x)?;
+                    set_pt_load(&t, px, x, &vals, None, load)
+                })
+                .collect()
+        }
+        PtrOp::StoreNull { x, field } => {
+            let px = voc.pt(x);
+            let ss = deref(ss, x, px, errors);
+            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+                return ss;
+            };
+            ss.into_iter()
+                .filter_map(|t| nullify_field(&t, pf, field, px))
+                .collect()
+        }
+        PtrOp::Store { x, field, y } => {
+            let px = voc.pt(x);
+            let py = voc.pt(y);
+            let ss = deref(ss, x, px, errors);
+            let ss = focus_pt(ss, py);
+            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+                return ss;
+            };
+            ss.into_iter()
+                .filter_map(|t| {
+                    let t = nullify_field(&t, pf, field, px)?;
+                    insert_field(&t, pf, field, px, py)
+                })
+                .collect()
+        }
+        PtrOp::Malloc { x } => {
+            let Some(px) = voc.pt(x) else { return ss };
+            ss.into_iter()
+                .filter_map(|t| {
+                    let mut post = t.clone();
+                    let k = post.add_node(Kleene::False);
+                    for (i, p) in voc.unary.iter().enumerate() {
+                        if p.name == "fd" {
+                            post.set1(i, k, Kleene::Half);
+                        }
+                    }
+                    let mut ch = Change::new();
+                    ch.domain = Domain::Added(k);
+                    for (i, p) in voc.unary.iter().enumerate() {
+                        if p.name == "fd" {
+                            ch.dirs.insert(voc.unary[i].clone(), Dir::Both);
+                        }
+                    }
+                    let t2 = update(&t, post, &ch)?;
+                    let t3 = nullify_pt(&t2, px, x)?;
+                    let mut vals = vec![Kleene::False; t3.len()];
+                    vals[k] = Kleene::True;
+                    set_pt(&t3, px, x, &vals, None)
+                })
+                .collect()
+        }
+        PtrOp::Free { x } => {
+            let Some(px) = voc.pt(x) else { return ss };
+            focus_pt(ss, Some(px))
+                .into_iter()
+                .filter_map(|t| {
+                    if nonnull(&t, px) == Kleene::False {
+                        return Some(t); // free(NULL)
+                    }
+                    let Some(r) = target(&t, px) else {
+                        tracing::warn!("free: target of {x} not definite; left unchanged");
+                        return Some(t);
+                    };
+                    let post = t.remove_node(r);
+                    let mut ch = Change::new();
+                    ch.domain = Domain::Removed(r);
+                    for (f, _) in &voc.fields {
+                        ch.dirs.insert(PredSym::plain(f.clone()), Dir::Dec);
+                    }
+                    for (y, _) in &voc.pt {
+                        ch.dirs.insert(pt_sym(y), Dir::Dec);
+                    }
+                    update(&t, post, &ch)
+                })
+                .collect()
+        }
+        PtrOp::AssumeEq { x, y } | PtrOp::AssumeNe { x, y } => {
+            let (Some(px), Some(py)) = (voc.pt(x), voc.pt(y)) else {
+                return ss;
+            };
+            let want_eq = matches!(op, PtrOp::AssumeEq { .. });
+            focus_pt(focus_pt(ss, Some(px)), Some(py))
+                .into_iter()
+                .filter(|t| {
+                    let both = (0..t.len())
+                        .fold(Kleene::False, |a, v| a.or(t.get1(px, v).and(t.get1(py, v))));
+                    let nulls = nonnull(t, px).negate().and(nonnull(t, py).negate());
+                    let eq = both.or(nulls);
+                    if want_eq {
+                        eq != Kleene::False
+                    } else {
+                        eq != Kleene::True
+                    }
+                })
+                .collect()
+        }
+        PtrOp::AssumeNull { x } | PtrOp::AssumeNotNull { x } => {
+            let Some(px) = voc.pt(x) else { return ss };
+            let want_null = matches!(op, PtrOp::AssumeNull { .. });
+            focus_pt(ss, Some(px))
+                .into_iter()
+                .filter_map(|mut t| {
+                    let k = nonnull(&t, px);
+                    if want_null {
+                        if k == Kleene::True {
+                            return None;
+                        }
+                        for v in 0..t.len() {
+                            t.set1(px, v, Kleene::False);
+                        }
+                        coerce(t)
+                    } else {
+                        (k != Kleene::False).then_some(t)
+                    }
+                })
+                .collect()
+        }
+        PtrOp::SetField {
+            x,
+            assertion,
+            value,
+        } => {
+            let px = voc.pt(x);
+            let ss = deref(ss, x, px, errors);
+            let fsym = PredSym::with("fd", &[assertion.as_str()]);
+            let (Some(px), Some((1, pfd))) = (px, voc.lookup(&fsym)) else {
+                return ss;
+            };
+            ss.into_iter()
+                .filter_map(|t| {
+                    let mut post = t.clone();
+                    for v in 0..t.len() {
+                        let p = t.get1(px, v);
+                        let k = p.and(*value).or(p.negate().and(t.get1(pfd, v)));
+                        post.set1(pfd, v, k);
+                    }
+                    update(&t, post, &Change::with(fsym.clone(), Dir::Both))
+                })
+                .collect()
+        }
+        PtrOp::AssumeField {
+            x,
+            assertion,
+            positive,
+        } => {
+            let px = voc.pt(x);
+            let ss = deref(ss, x, px, errors);
+            let fsym = PredSym::with("fd", &[assertion.as_str()]);
+            let (Some(px), Some((1, pfd))) = (px, voc.lookup(&fsym)) else {
+                return ss;
+            };
+            let want = Kleene::from_bool(*positive);
+            ss.into_iter()
+                .filter_map(|t| {
+                    let holds = (0..t.len()).fold(Kleene::False, |a, v| {
+                        let f = t.get1(pfd, v);
+                        let lit = if *positive { f } else { f.negate() };
+                        a.or(t.get1(px, v).and(lit))
+                    });
+                    if holds == Kleene::False {
+                        return None;
+                    }
+                    let Some(n) = target(&t, px) else {
+                        return Some(t);
+                    };
+                    if t.get1(pfd, n) == want {
+                        return Some(t);
+                    }
+                    let mut post = t.clone();
+                    post.set1(pfd, n, want);
+                    // a refinement, not a state change: instrumentation values stay
+                    coerce(post)
+                })
+                .collect()
+        }
+    }
+}
+
+fn nullify_pt(t: &Structure, px: usize, x: &str) -> Option<Structure> {
+    if nonnull(t, px) == Kleene::False {
+        return Some(t.clone());
+    }
+    let mut post = t.clone();
+    for v in 0..t.len() {
+        post.set1(px, v, Kleene::False);
+    }
+    update(t, post, &Change::with(pt_sym(x), Dir::Dec))
+}
+
+/// `pt[x] := vals` on a structure where `pt[x]` is 0 everywhere.
+fn set_pt(
+    t: &Structure,
+    px: usize,
+    x: &str,
+    vals: &[Kleene],
+    copy: Option<(String, String)>,
+) -> Option<Structure> {
+    set_pt_load(t, px, x, vals, copy, None)
+}
+
+/// [`set_pt`] for `x = y->field` (`load` = (y, field, y's node)).
+fn set_pt_load(
+    t: &Structure,
+    px: usize,
+    x: &str,
+    vals: &[Kleene],
+    copy: Option<(String, String)>,
+    load: Option<(String, String, usize)>,
+) -> Option<Structure> {
+    if vals.iter().all(|k| *k == Kleene::False) {
+        return Some(t.clone());
+    }
+    let mut post = t.clone();
+    for (v, k) in vals.iter().enumerate() {
+        post.set1(px, v, *k);
+    }
+    let mut ch = Change::with(pt_sym(x), Dir::Inc);
+    ch.copy = copy;
+    ch.load = load;
+    if let Some(n) = target(&post, px) {
+        ch.pt_set = Some((x.to_string(), n));
+    }
+    update(t, post, &ch)
+}
+
+/// `f(a, b) := f(a, b) & !pt[x](a)`
+fn nullify_field(t: &Structure, pf: usize, field: &str, px: usize) -> Option<Structure> {
+    let mut post = t.clone();
+    let mut any = false;
+    for a in 0..t.len() {
+        let p = t.get1(px, a);
+        if p == Kleene::False {
+            continue;
+        }
+        for b in 0..t.len() {
+            let old = t.get2(pf, a, b);
+            let k = old.and(p.negate());
+            if k != old {
+                any = true;
+                post.set2(pf, a, b, k);
+            }
+        }
+    }
+    if !any {
+        return Some(post);
+    }
+    let mut ch = Change::with(PredSym::plain(field), Dir::Dec);
+    ch.delete = target(t, px).map(|nx| (field.to_string(), nx));
+    update(t, post, &ch)
+}
+
+/// `f(a, b) := f(a, b) | pt[x](a) & pt[y](b)` (y untracked: unknown target)
+fn insert_field(
+    t: &Structure,
+    pf: usize,
+    field: &str,
+    px: usize,
+    py: Option<usize>,
+) -> Option<Structure> {
+    let mut post = t.clone();
+    let mut any = false;
+    for a in 0..t.len() {
+        let p = t.get1(px, a);
+        if p == Kleene::False {
+            continue;
+        }
+        for b in 0..t.len() {
+            let yb = py.map_or(Kleene::Half, |py| t.get1(py, b));
+            let old = t.get2(pf, a, b);
+            let k = old.or(p.and(yb));
+            if k != old {
+                any = true;
+                post.set2(pf, a, b, k);
+            }
+        }
+    }
+    if !any {
+        return Some(post);
+    }
+    let mut ch = Change::with(PredSym::plain(field), Dir::Inc);
+    if let (Some(nx), Some(py)) = (target(t, px), py) {
+        if let Some(ny) = target(t, py) {
+            ch.insert = Some((field.to_string(), nx, ny));
+        }
+    }
+    update(t, post, &ch)
+}
+
+/// Meet of two sound estimates; `None` on contradiction.
+fn meet(a: Kleene, b: Kleene) -> Option<Kleene> {
+    match (a, b) {
+        (Kleene::Half, k) | (k, Kleene::Half) => Some(k),
+        (x, y) if x == y => Some(x),
+        _ => None,
+    }
+}
+
+/// Updates the instrumentation predicates of `post` (core predicates already updated
+/// from `pre` as described by `ch`), then coerces.
+fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
+    let voc = pre.vocab().clone();
+    let mut cur = post;
+    let n = cur.len();
+    // old index of a new node
+    let old_of = |v: usize| -> Option<usize> {
+        match ch.domain {
+            Domain::Same => Some(v),
+            Domain::Added(k) => (v != k).then_some(v),
+            Domain::Removed(r) => Some(if v >= r { v + 1 } else { v }),
+        }
+    };
+    let mut dirs = ch.dirs.clone();
+    let mut rtc_cache: BTreeMap<Vec<String>, Vec<Kleene>> = BTreeMap::new();
+    for ins in &voc.instr {
+        let relevant: Vec<(&PredSym, Dir)> = ins
+            .pol
+            .keys()
+            .filter_map(|k| k.as_ref())
+            .filter_map(|p| dirs.get(p).map(|d| (p, *d)))
+            .collect();
+        let fam_iso = ins.family.is_some() || ins.guarded;
+        let domain_effect = match ch.domain {
+            Domain::Same => false,
+            Domain::Added(_) => !fam_iso,
+            Domain::Removed(_) => true,
+        };
+        if relevant.is_empty() && !domain_effect {
+            if let Domain::Added(k) = ch.domain {
+                // only the new node's tuples need values
+                let vals = eval_tuples(&cur, ins, |t| t.contains(&k));
+                for (t, v) in vals {
+                    write(&mut cur, ins.arity, ins.idx, &t, v);
+                }
+            }
+            continue;
+        }
+        // direction of the definition's value
+        let mut vdir: Option<Dir> = None;
+        let mut combine = |d: Dir| {
+            vdir = Some(match vdir {
+                None => d,
+                Some(e) if e == d => d,
+                _ => Dir::Both,
+            })
+        };
+        for (p, d) in &relevant {
+            let pol = ins.pol[&Some((*p).clone())];
+            combine(compose(pol, *d));
+        }
+        if domain_effect {
+            let d = match ch.domain {
+                Domain::Removed(_) => Dir::Dec,
+                _ => Dir::Inc,
+            };
+            if let Some(pol) = ins.pol.get(&None) {
+                combine(compose(*pol, d))
+            }
+        }
+        // locality
+        let local = relevant.iter().all(|(p, _)| !ins.nonlocal.contains(*p))
+            && (!domain_effect || ins.guarded);
+        let touched = if local {
+            touched_nodes(pre, &cur, &relevant, ch.domain, ins)
+        } else {
+            None
+        };
+        // finite differencing
+        let diff = differencing(pre, ins, ch, &relevant, &mut rtc_cache)
+            .or_else(|| universal_differencing(pre, &cur, ins, ch, &relevant));
+        let old_val = |t: &[usize]| -> Option<Kleene> {
+            let o: Option<Vec<usize>> = t.iter().map(|v| old_of(*v)).collect();
+            let o = o?;
+            Some(read(pre, ins.arity, ins.idx, &o))
+        };
+        let needs_eval = |t: &[usize]| -> bool {
+            match &touched {
+                Some(tn) => t.iter().any(|v| tn.contains(v)) || old_val(t).is_none(),
+                None => true,
+            }
+        };
+        let evals = eval_tuples(&cur, ins, needs_eval);
+        let mut newvals: Vec<(Vec<usize>, Kleene)> = Vec::with_capacity(evals.len());
+        let mut went_down = false;
+        let mut went_up = false;
+        for (t, e) in evals {
+            let old = old_val(&t);
+            let mut v = e;
+            if let (Some(o), Some(d)) = (old, vdir) {
+                let bound = match (d, o) {
+                    (Dir::Dec, Kleene::False) => Kleene::False,
+                    (Dir::Inc, Kleene::True) => Kleene::True,
+                    _ => Kleene::Half,
+                };
+                v = meet(v, bound)?;
+            }
+            if let Some(dv) = diff.as_ref().and_then(|f| f(&t)) {
+                v = meet(v, dv)?;
+            }
+            if let Some(o) = old {
+                if v < o {
+                    went_down = true;
+                }
+                if v > o {
+                    went_up = true;
+                }
+            }
+            newvals.push((t, v));
+        }
+        for (t, v) in newvals {
+            write(&mut cur, ins.arity, ins.idx, &t, v);
+        }
+        match (went_down, went_up) {
+            (false, false) => {}
+            (true, false) => {
+                dirs.insert(ins.sym.clone(), Dir::Dec);
+            }
+            (false, true) => {
+                dirs.insert(ins.sym.clone(), Dir::Inc);
+            }
+            _ => {
+                dirs.insert(ins.sym.clone(), Dir::Both);
+            }
+        }
+    }
+    let _ = n;
+    coerce(cur)
+}
+
+/// Direction of a definition's value given its polarity in a predicate that moved `d`.
+fn compose(pol: super::analysis::Pol, d: Dir) -> Dir {
+    use super::analysis::Pol;
+    match (pol, d) {
+        (_, Dir::Both) | (Pol::Mixed, _) => Dir::Both,
+        (Pol::Pos, d) => d,
+        (Pol::Neg, Dir::Dec) => Dir::Inc,
+        (Pol::Neg, Dir::Inc) => Dir::Dec,
+    }
+}
+
+fn read(s: &Structure, arity: u8, idx: usize, t: &[usize]) -> Kleene {
+    match arity {
+        0 => s.get0(idx),
+        1 => s.get1(idx, t[0]),
+        _ => s.get2(idx, t[0], t[1]),
+    }
+}
+
+fn write(s: &mut Structure, arity: u8, idx: usize, t: &[usize], k: Kleene) {
+    match arity {
+        0 => s.set0(idx, k),
+        1 => s.set1(idx, t[0], k),
+        _ => s.set2(idx, t[0], t[1], k),
+    }
+}
+
+fn tuples(arity: u8, n: usize) -> Vec<Vec<usize>> {
+    match arity {
+        0 => vec![vec![]],
+        1 => (0..n).map(|v| vec![v]).collect(),
+        _ => (0..n)
+            .flat_map(|a| (0..n).map(move |b| vec![a, b]))
+            .collect(),
+    }
+}
+
+fn eval_tuples(
+    s: &Structure,
+    ins: &super::structure::InstrInfo,
+    want: impl Fn(&[usize]) -> bool,
+) -> Vec<(Vec<usize>, Kleene)> {
+    let mut ev = Evaluator::new(s);
+    tuples(ins.arity, s.len())
+        .into_iter()
+        .filter(|t| want(t))
+        .map(|t| {
+            let k = ins.def.eval(&mut ev, &t);
+            (t, k)
+        })
+        .collect()
+}
+
+/// Nodes (new indices) whose predicate values changed for the relevant predicates, or
+/// that neighbour an added/removed node; `None` when every tuple may be affected.
+fn touched_nodes(
+    pre: &Structure,
+    cur: &Structure,
+    relevant: &[(&PredSym, Dir)],
+    domain: Domain,
+    ins: &super::structure::InstrInfo,
+) -> Option<BTreeSet<usize>> {
+    let voc = pre.vocab();
+    let mut out = BTreeSet::new();
+    let n = cur.len();
+    let old = |v: usize| -> usize {
+        match domain {
+            Domain::Removed(r) if v >= r => v + 1,
+            _ => v,
+        }
+    };
+    let exists_old = |v: usize| !matches!(domain, Domain::Added(k) if k == v);
+    for (p, _) in relevant {
+        match voc.lookup(p)? {
+            (0, i) => {
+                if pre.get0(i) != cur.get0(i) {
+                    return None;
+                }
+            }
+            (1, i) => {
+                for v in (0..n).filter(|v| exists_old(*v)) {
+                    if pre.get1(i, old(v)) != cur.get1(i, v) {
+                        out.insert(v);
+                    }
+                }
+            }
+            (_, i) => {
+                let pos = ins.free_pos.get(*p);
+                let at = |k: usize| pos.is_none_or(|s| s.contains(&k));
+                for a in (0..n).filter(|v| exists_old(*v)) {
+                    for b in (0..n).filter(|v| exists_old(*v)) {
+                        if pre.get2(i, old(a), old(b)) != cur.get2(i, a, b) {
+                            if at(0) {
+                                out.insert(a);
+                            }
+                            if at(1) {
+                                out.insert(b);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match domain {
+        Domain::Same => {}
+        Domain::Added(k) => {
+            out.insert(k);
+        }
+        Domain::Removed(r) => {
+            for w in 0..pre.len() {
+                if w == r {
+                    continue;
+                }
+                let linked = (0..voc.binary.len()).any(|i| {
+                    pre.get2(i, w, r) != Kleene::False || pre.get2(i, r, w) != Kleene::False
+                });
+                if linked {
+                    out.insert(if w > r { w - 1 } else { w });
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+type DiffFn<'a> = Box<dyn Fn(&[usize]) -> Option<Kleene> + 'a>;
+
+/// Reflexive reachability along fields `F` in `s` (stored `tc[F]` met with evaluation).
+fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
+    let voc = s.vocab();
+    let n = s.len();
+    let fs: Vec<&str> = fields.iter().map(|f| f.as_str()).collect();
+    let def = families::tc(&fs)
+        .def
+        .unwrap_or(super::formula::Formula::Const(Kleene::Half));
+    let c = Compiled::new(voc, &def, &["v1", "v2"]);
+    let stored = voc
+        .instr
+        .iter()
+        .find(|i| i.family == Some(Family::Tc(fields.to_vec())))
+        .map(|i| i.idx);
+    let mut ev = Evaluator::new(s);
+    let mut m = vec![Kleene::False; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            let mut k = c.eval(&mut ev, &[a, b]);
+            if let Some(i) = stored {
+                k = meet(k, s.get2(i, a, b)).unwrap_or(k);
+            }
+            if a == b {
+                k = k.or(if s.get1(SM, a) == Kleene::False {
+                    Kleene::True
+                } else {
+                    Kleene::Half
+                });
+            }
+            m[a * n + b] = k;
+        }
+    }
+    // the row of a node a pointer z points to is r[z, F]
+    for ins in &voc.instr {
+        if let Some(Family::Reach(z, g)) = &ins.family {
+            if g.as_slice() != fields {
+                continue;
+            }
+            let Some(a) = voc.pt(z).and_then(|p| target(s, p)) else {
+                continue;
+            };
+            for b in 0..n {
+                let k = m[a * n + b];
+                m[a * n + b] = meet(k, s.get1(ins.idx, b)).unwrap_or(k);
+            }
+        }
+    }
+    m
+}
+
+/// Quantifier-free formula whose atoms of arity >= 1 are binary.
+fn qf_binary(f: &CFormula) -> bool {
+    match f {
+        CFormula::Const(_) | CFormula::P0(_) | CFormula::P2(..) | CFormula::Eq(..) => true,
+        CFormula::P1(..) => true,
+        CFormula::Not(g) => qf_binary(g),
+        CFormula::And(gs) | CFormula::Or(gs) => gs.iter().all(qf_binary),
+        CFormula::Implies(a, b) | CFormula::Iff(a, b) => qf_binary(a) && qf_binary(b),
+        CFormula::Exists(..) | CFormula::Forall(..) | CFormula::Tc { .. } => false,
+    }
+}
+
+/// Differencing for unary definitions `A w. psi(v, w)` / `E w. psi(v, w)` with a
+/// quantifier-free `psi` when only binary predicates changed: the tuples that changed
+/// have all their endpoints in a node set `C`, so the part of the quantifier over
+/// `w` outside `C` keeps its old value (recovered from the stored value where
+/// possible) and only `w` in `C` is re-evaluated.
+fn universal_differencing<'a>(
+    pre: &Structure,
+    cur: &Structure,
+    ins: &super::structure::InstrInfo,
+    ch: &Change,
+    relevant: &[(&PredSym, Dir)],
+) -> Option<DiffFn<'a>> {
+    if ch.domain != Domain::Same || ins.arity != 1 || relevant.is_empty() {
+        return None;
+    }
+    let (forall, wslot, body) = match &ins.def.f {
+        CFormula::Forall(w, b) => (true, *w, b.as_ref()),
+        CFormula::Exists(w, b) => (false, *w, b.as_ref()),
+        _ => return None,
+    };
+    if !qf_binary(body) {
+        return None;
+    }
+    let voc = pre.vocab();
+    let n = pre.len();
+    let mut c = BTreeSet::new();
+    for (p, _) in relevant {
+        let (2, i) = voc.lookup(p)? else {
+            return None;
+        };
+        for a in 0..n {
+            for b in 0..n {
+                if pre.get2(i, a, b) != cur.get2(i, a, b) {
+                    c.insert(a);
+                    c.insert(b);
+                }
+            }
+        }
+    }
+    let part = |s: &Structure, v: usize| -> Kleene {
+        let mut ev = Evaluator::new(s);
+        let mut env = vec![0usize; ins.def.slots];
+        env[0] = v;
+        let mut acc = Kleene::from_bool(forall);
+        for w in &c {
+            env[wslot] = *w;
+            let k = ev.eval(body, &mut env);
+            acc = if forall { acc.and(k) } else { acc.or(k) };
+        }
+        acc
+    };
+    let vals: Vec<Kleene> = (0..n)
+        .map(|v| {
+            let old = pre.get1(ins.idx, v);
+            let (old_part, new_part) = (part(pre, v), part(cur, v));
+            if forall {
+                let rest = if old == Kleene::True || old_part == Kleene::True {
+                    old
+                } else {
+                    Kleene::Half
+                };
+                rest.and(new_part)
+            } else {
+                let rest = if old == Kleene::False || old_part == Kleene::False {
+                    old
+                } else {
+                    Kleene::Half
+                };
+                rest.or(new_part)
+            }
+        })
+        .collect();
+    Some(Box::new(move |t: &[usize]| vals.get(t[0]).copied()))
+}
+
+fn differencing<'a>(
+    pre: &'a Structure,
+    ins: &'a super::structure::InstrInfo,
+    ch: &'a Change,
+    relevant: &[(&PredSym, Dir)],
+    cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>,
+) -> Option<DiffFn<'a>> {
+    let fam = ins.family.as_ref()?;
+    if ch.domain != Domain::Same {
+        return None;
+    }
+    let fields = fam.fields();
+    let n = pre.len();
+    let get_rtc = |cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>| -> Vec<Kleene> {
+        cache
+            .entry(fields.to_vec())
+            .or_insert_with(|| rtc(pre, fields))
+            .clone()
+    };
+    let idx = ins.idx;
+    if let Some((f, nx, ny)) = &ch.insert {
+        let only_fields = relevant
+            .iter()
+            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
+        if !fields.contains(f) || !only_fields {
+            return None;
+        }
+        let (nx, ny) = (*nx, *ny);
+        let r = get_rtc(cache);
+        let r2 = r.clone();
+        let through = move |a: usize, b: usize| r[a * n + nx].and(r[ny * n + b]);
+        return Some(match fam {
+            Family::Tc(_) => {
+                Box::new(move |t: &[usize]| Some(pre.get2(idx, t[0], t[1]).or(through(t[0], t[1]))))
+            }
+            Family::Cyclic(_) => {
+                Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]).or(through(t[0], t[0]))))
+            }
+            Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+                Some(pre.get1(idx, t[0]).and(through(t[0], t[0]).negate()))
+            }),
+            Family::Reach(..) => Box::new(move |t: &[usize]| {
+                Some(
+                    pre.get1(idx, t[0])
+                        .or(pre.get1(idx, nx).and(r2[ny * n + t[0]])),
+                )
+            }),
+        });
+    }
+    if let Some((f, nx)) = &ch.delete {
+        // paths that cannot reach the source of the deleted edge are unchanged
+        let only_fields = relevant
+            .iter()
+            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
+        if !fields.contains(f) || !only_fields {
+            return None;
+        }
+        let nx = *nx;
+        let r = get_rtc(cache);
+        return Some(match fam {
+            Family::Tc(_) => Box::new(move |t: &[usize]| {
+                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get2(idx, t[0], t[1]))
+            }),
+            Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get1(idx, t[0]))
+            }),
+            Family::Reach(..) => Box::new(move |t: &[usize]| {
+                (pre.get1(idx, nx) == Kleene::False).then(|| pre.get1(idx, t[0]))
+            }),
+        });
+    }
+    let Family::Reach(z, _) = fam else {
+        return None;
+    };
+    let only_z = relevant.iter().all(|(p, _)| **p == pt_sym(z));
+    if !only_z {
+        return None;
+    }
+    if let Some((x, y)) = &ch.copy {
+        if x == z {
+            let voc = pre.vocab();
+            let mut params = vec![y.clone()];
+            params.extend(fields.iter().cloned());
+            let ry = PredSym {
+                name: "r".into(),
+                params,
+            };
+            let has_family = voc.instr.iter().any(|i| {
+                i.sym == ry && i.family == Some(Family::Reach(y.clone(), fields.to_vec()))
+            });
+            if let (true, Some((1, iy))) = (has_family, voc.lookup(&ry)) {
+                return Some(Box::new(move |t: &[usize]| Some(pre.get1(iy, t[0]))));
+            }
+        }
+    }
+    // x = y->f: r[x, F] is r[y, F] minus y's node when F = {f} (y's node stays when on
+    // a cycle); a subset of r[y, F] when f is one of several fields of F
+    let mut from_load: Option<DiffFn<'a>> = None;
+    if let Some((y, f, ny)) = &ch.load {
+        let voc = pre.vocab();
+        let ry = voc.instr.iter().find(|i| {
+            i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
+        });
+        if let (Some(ry), true) = (ry, ch.pt_set.as_ref().is_some_and(|(x, _)| x == z)) {
+            let iy = ry.idx;
+            let ny = *ny;
+            let exact = fields.len() == 1;
+            let on_cycle = voc
+                .instr
+                .iter()
+                .find_map(|i| match &i.family {
+                    Some(Family::Acyclic(g)) if g == fields => Some(pre.get1(i.idx, ny).negate()),
+                    Some(Family::Cyclic(g)) if g == fields => Some(pre.get1(i.idx, ny)),
+                    _ => None,
+                })
+                .unwrap_or(Kleene::Half);
+            from_load = Some(Box::new(move |t: &[usize]| {
+                let v = t[0];
+                let r = pre.get1(iy, v);
+                if r == Kleene::False {
+                    Some(Kleene::False)
+                } else if v == ny {
+                    (on_cycle == Kleene::False).then_some(Kleene::False)
+                } else if exact {
+                    Some(r)
+                } else {
+                    None
+                }
+            }));
+        }
+    }
+    if let Some((x, nz)) = &ch.pt_set {
+        if x == z {
+            let nz = *nz;
+            let r = get_rtc(cache);
+            return Some(Box::new(move |t: &[usize]| {
+                let a = r[nz * n + t[0]];
+                match from_load.as_ref().and_then(|g| g(t)) {
+                    Some(b) => Some(meet(a, b).unwrap_or(b)),
+                    None => Some(a),
+                }
+            }));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::families as fam;
+    use super::super::structure::Fact;
+    use super::*;
+
+    fn op_load(x: &str, y: &str) -> PtrOp {
+        PtrOp::Load {
+            x: x.into(),
+            y: y.into(),
+            field: "next".into(),
+        }
+    }
+
+    #[test]
+    fn null_dereference_is_reported_not_panicked() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])]);
+        let empty = Structure::empty(&c);
+        let r = post(&empty, &c, &op_load("y", "x"));
+        assert_eq!(
+            r.errors,
+            vec![AbstractError::MayDerefNull { var: "x".into() }]
+        );
+        assert!(r.structures.is_empty());
+        // free(NULL) is a no-op; untracked pointers are ignored
+        let r = post(&empty, &c, &PtrOp::Free { x: "x".into() });
+        assert_eq!(r.structures, vec![empty.clone()]);
+        let r = post(&empty, &c, &op_load("zz", "qq"));
+        assert!(r.errors.is_empty());
+    }
+
+    #[test]
+    fn load_materialises_the_successor() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])]);
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+        for i in 0..4 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+        }
+        let s = Structure::from_concrete(&c, 5, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let r = post(&s, &c, &op_load("y", "x"));
+        assert!(r.errors.is_empty());
+        // y = x->next: y definitely points to a single cell in every successor
+        let py = c
+            .core
+            .iter()
+            .position(|p| p.sym == PredSym::with("pt", &["y"]));
+        assert!(py.is_some());
+        for t in &r.structures {
+            let i = t.vocab().pt("y").unwrap_or(0);
+            assert_eq!(target(t, i).map(|n| t.is_summary(n)), Some(false), "{t}");
+        }
+        assert_eq!(r.structures.len(), 2); // next(y) is NULL or a summary tail
+    }
+}

@@ -1,0 +1,248 @@
+//! End-to-end tests of `shapemc verify` with predicate abstraction: small C programs
+//! written to a temporary directory, verdicts, exit codes, certificates (checked and
+//! corrupted) and counterexamples (replayed with `simulate --replay`).
+
+use shapemc::cegar::cli::{check_parsed, verify_file, PredCertificate, VerifyArgs};
+use shapemc::cegar::Verdict;
+use shapemc::frontend::{parse_file, FrontendOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const HEADER: &str = "extern void reach_error(void);\n\
+extern int __VERIFIER_nondet_int(void);\n\
+extern void *malloc(unsigned int);\n\
+#define NULL ((void*)0)\n";
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("{HEADER}{body}")).unwrap();
+    p
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn verify(file: &Path) -> shapemc::cegar::cli::VerifyReport {
+    let args = VerifyArgs {
+        timeout: Some(60.0),
+        ..Default::default()
+    };
+    match verify_file(file, &args) {
+        Ok(r) => r,
+        Err(code) => panic!("front end failed with exit code {code}"),
+    }
+}
+
+fn shapemc(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+const LOOP_SAFE: &str = "int main(void) {\n  int x = 0;\n  while (x < 10) x++;\n  if (x != 10) reach_error();\n  return 0;\n}\n";
+
+#[test]
+fn counting_loop_is_safe_with_a_valid_certificate() {
+    let d = tmp();
+    let f = write(d.path(), "loop.c", LOOP_SAFE);
+    let cert = d.path().join("loop.cert");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--certificate",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(out.lines().next(), Some("SAFE"), "{out}");
+    assert_eq!(code, 0);
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        f.to_str().unwrap(),
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.trim()), (0, "VALID"));
+}
+
+#[test]
+fn corrupted_certificates_are_rejected() {
+    let d = tmp();
+    let f = write(d.path(), "loop.c", LOOP_SAFE);
+    let rep = verify(&f);
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let cert = rep.certificate.expect("SAFE comes with a certificate");
+    let prog = parse_file(&f, &FrontendOptions::default()).unwrap();
+    assert_eq!(check_parsed(&prog, &cert), Ok(()));
+    // 1. flip the polarity of a literal: the state no longer follows from its parent
+    let mut bad: PredCertificate = cert.clone();
+    let (i, _) = bad
+        .nodes
+        .iter()
+        .enumerate()
+        .find(|(_, n)| !n.state.0.is_empty())
+        .expect("some node has a literal");
+    bad.nodes[i].state.0[0].1 ^= true;
+    assert!(check_parsed(&prog, &bad).is_err());
+    // 2. a stronger predicate text than the expression says
+    let mut bad = cert.clone();
+    bad.precision.preds[0].text = "main::x == 10".into();
+    assert!(check_parsed(&prog, &bad).is_err());
+    // 3. drop the precision: the states mention predicates that do not exist
+    let mut bad = cert.clone();
+    bad.precision.preds.clear();
+    bad.precision.at_loc.clear();
+    assert!(check_parsed(&prog, &bad).is_err());
+    // 4. cut the tree (drop the last node)
+    let mut bad = cert.clone();
+    let last = bad.nodes.len() - 1;
+    bad.nodes.truncate(last);
+    for n in &mut bad.nodes {
+        if n.covered_by == Some(last) {
+            n.covered_by = None;
+        }
+    }
+    assert!(check_parsed(&prog, &bad).is_err());
+    // via the CLI: exit 1 with the reason
+    let cf = d.path().join("bad.cert");
+    std::fs::write(&cf, serde_json::to_string(&bad).unwrap()).unwrap();
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        f.to_str().unwrap(),
+        cf.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("INVALID"), "{out}");
+    std::fs::write(&cf, "{not json").unwrap();
+    let (code, _) = shapemc(&[
+        "check-certificate",
+        f.to_str().unwrap(),
+        cf.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn off_by_one_loop_is_unsafe_and_the_counterexample_replays() {
+    let d = tmp();
+    let f = write(d.path(), "bug.c", &LOOP_SAFE.replace("x < 10", "x < 11"));
+    let cex = d.path().join("bug.cex");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--cex",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(out.lines().next(), Some("UNSAFE"), "{out}");
+    assert_eq!(code, 10);
+    assert!(out.contains("reach_error()"), "trace lines: {out}");
+    let (code, out) = shapemc(&[
+        "simulate",
+        f.to_str().unwrap(),
+        "--replay",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 10, "{out}");
+}
+
+#[test]
+fn flags_and_nondeterminism_need_predicates() {
+    let d = tmp();
+    let safe = write(
+        d.path(),
+        "flag.c",
+        "int main(void) {\n  int flag = __VERIFIER_nondet_int();\n  int x = 0;\n  if (flag) x = 1;\n  int y = __VERIFIER_nondet_int();\n  if (y > 5) y = 5;\n  if (flag && x != 1) reach_error();\n  if (!flag && x != 0) reach_error();\n  if (y > 5) reach_error();\n  return 0;\n}\n",
+    );
+    assert_eq!(verify(&safe).verdict, Verdict::Safe);
+    let bug = write(
+        d.path(),
+        "flag_bug.c",
+        "int main(void) {\n  int flag = __VERIFIER_nondet_int();\n  int x = 0;\n  if (flag > 3) x = 1;\n  if (flag > 2 && x != 1) reach_error();\n  return 0;\n}\n",
+    );
+    let rep = verify(&bug);
+    assert_eq!(rep.verdict, Verdict::Unsafe);
+    let cex = rep.counterexample.unwrap();
+    assert_eq!(cex.inputs.nondet, vec![3]);
+}
+
+#[test]
+fn function_calls_bind_parameters_and_return_values() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "call.c",
+        "int inc(int a) { return a + 1; }\nint main(void) {\n  int x = inc(1);\n  int y = inc(x);\n  if (y != 3) reach_error();\n  return 0;\n}\n",
+    );
+    assert_eq!(verify(&f).verdict, Verdict::Safe);
+    let g = write(
+        d.path(),
+        "call_bug.c",
+        "int inc(int a) { return a + 1; }\nint main(void) {\n  int x = inc(__VERIFIER_nondet_int());\n  if (x == 7) reach_error();\n  return 0;\n}\n",
+    );
+    assert_eq!(verify(&g).verdict, Verdict::Unsafe);
+}
+
+#[test]
+fn pointer_equalities_without_heap_contents() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "alias.c",
+        "int main(void) {\n  int *p = malloc(sizeof(int));\n  int *q = p;\n  int *r = NULL;\n  if (__VERIFIER_nondet_int()) r = q;\n  if (p != q) reach_error();\n  if (r != NULL && r != p) reach_error();\n  return 0;\n}\n",
+    );
+    assert_eq!(verify(&f).verdict, Verdict::Safe);
+    let g = write(
+        d.path(),
+        "alias_bug.c",
+        "int main(void) {\n  int *p = malloc(sizeof(int));\n  int *q = malloc(sizeof(int));\n  if (__VERIFIER_nondet_int()) q = p;\n  if (p == q) reach_error();\n  return 0;\n}\n",
+    );
+    assert_eq!(verify(&g).verdict, Verdict::Unsafe);
+}
+
+#[test]
+fn safety_that_needs_heap_contents_is_unknown_not_safe() {
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "heap.c",
+        "struct s { int d; };\nint main(void) {\n  struct s *p = malloc(sizeof(struct s));\n  if (!p) return 0;\n  p->d = 1;\n  if (p->d != 1) reach_error();\n  return 0;\n}\n",
+    );
+    let rep = verify(&f);
+    assert!(
+        matches!(rep.verdict, Verdict::Unknown(_)),
+        "{:?}",
+        rep.verdict
+    );
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap()]);
+    assert_eq!(code, 20);
+    assert!(out.starts_with("UNKNOWN: "), "{out}");
+}
+
+#[test]
+fn limits_and_front_end_errors_have_their_exit_codes() {
+    let d = tmp();
+    let f = write(d.path(), "loop.c", LOOP_SAFE);
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--max-refinements", "1"]);
+    assert_eq!(code, 20);
+    assert!(out.starts_with("UNKNOWN: refinement limit"), "{out}");
+    let bad = write(d.path(), "bad.c", "int main(void) { return x; }\n");
+    let (code, _) = shapemc(&["verify", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let (code, _) = shapemc(&["verify", "/nonexistent/file.c"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn dfs_order_and_global_predicates_agree() {
+    let d = tmp();
+    let f = write(d.path(), "loop.c", LOOP_SAFE);
+    for extra in [["--order", "dfs"], ["--pred-scope", "global"]] {
+        let mut args = vec!["verify", f.to_str().unwrap()];
+        args.extend(extra);
+        let (code, out) = shapemc(&args);
+        assert_eq!(code, 0, "{extra:?}: {out}");
+    }
+}

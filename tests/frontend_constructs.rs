@@ -1,0 +1,711 @@
+//! Exact CFAs of tiny C programs, one construct at a time, plus refusals.
+
+use shapemc::cfa::{LocKind, Op, Program};
+use shapemc::diag::FrontendError;
+use shapemc::frontend::{parse_file, program_to_dot, program_to_text, FrontendOptions};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fn write_src(src: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("shapemc-fe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(format!("t{n}.c"));
+    std::fs::write(&path, src).expect("write test program");
+    path
+}
+
+fn lower_opts(src: &str, opts: &FrontendOptions) -> Result<Program, FrontendError> {
+    let path = write_src(src);
+    let r = parse_file(&path, opts);
+    let _ = std::fs::remove_file(&path);
+    r
+}
+
+fn lower(src: &str) -> Program {
+    match lower_opts(src, &FrontendOptions::default()) {
+        Ok(p) => p,
+        Err(e) => panic!("lowering failed: {e}"),
+    }
+}
+
+/// Edges of one function as `a -> b op` with node numbers relative to its entry
+/// (nodes of a function are numbered contiguously in BFS order from the entry).
+fn edges(p: &Program, func: &str) -> Vec<String> {
+    let f = p.function(func).expect("function");
+    let base = p.functions[f].entry.index();
+    let text = program_to_text(p, Some(f));
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            // "a -> b[ (error)] [l:c] op"
+            let (a, rest) = l.split_once(" -> ").expect("edge line");
+            let (b, rest) = rest.split_once(' ').expect("target");
+            let (mark, rest) = if let Some(r) = rest.strip_prefix("(error) ") {
+                (" ERR", r)
+            } else if let Some(r) = rest.strip_prefix("(sink) ") {
+                (" SINK", r)
+            } else {
+                ("", rest)
+            };
+            let op = rest.split_once("] ").expect("op").1;
+            let a: usize = a.parse().expect("num");
+            let b: usize = b.parse().expect("num");
+            format!("{} -> {}{mark} {op}", a - base, b - base)
+        })
+        .collect()
+}
+
+#[track_caller]
+fn check(src: &str, func: &str, expected: &[&str]) {
+    let p = lower(src);
+    let got = edges(&p, func);
+    assert_eq!(got, expected, "\nactual:\n{}", got.join("\n"));
+}
+
+#[track_caller]
+fn unsupported(src: &str, line: u32, col: u32, construct: &str) {
+    match lower_opts(src, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Unsupported { .. }) => {
+            let FrontendError::Unsupported {
+                at, construct: c, ..
+            } = &e
+            else {
+                unreachable!()
+            };
+            assert_eq!((at.line, at.col), (line, col), "{e}");
+            assert!(c.contains(construct), "{e}");
+            assert_eq!(e.exit_code(), 3);
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!(":{line}:{col}: unsupported: ")),
+                "{text}"
+            );
+        }
+        Err(e) => panic!("expected unsupported, got {e}"),
+        Ok(_) => panic!("expected unsupported {construct}, got a program"),
+    }
+}
+
+const NODE: &str =
+    "#include <stdlib.h>\nstruct node { int data; struct node *next; struct node *prev; };\n";
+
+#[test]
+fn field_read_write_and_malloc_free() {
+    let src = format!(
+        "{NODE}int main() {{\n struct node *p = malloc(sizeof(struct node));\n p->data = 3;\n p->next = p;\n int d = p->data;\n struct node *q = p->next->prev;\n free(p);\n return d;\n}}\n"
+    );
+    check(
+        &src,
+        "main",
+        &[
+            "0 -> 1 main::p = malloc(struct node)",
+            "1 -> 2 main::p->data = 3",
+            "2 -> 3 main::p->next = main::p",
+            "3 -> 4 main::d = main::p->data",
+            "4 -> 5 main::__t0 = main::p->next",
+            "5 -> 6 main::q = main::__t0->prev",
+            "6 -> 7 free(main::p)",
+            "7 -> 8 main::__ret = main::d",
+        ],
+    );
+    let p = lower(&src);
+    let alloc = p
+        .graph
+        .edge_weights()
+        .find_map(|e| match &e.op {
+            Op::Alloc { bytes, kind, .. } => Some((*bytes, *kind)),
+            _ => None,
+        })
+        .expect("alloc");
+    // ILP32: int + two pointers = 12 bytes
+    assert_eq!(
+        alloc,
+        (Some(12), shapemc::cfa::AllocKind::Heap { zeroed: false })
+    );
+    let s = &p.structs[0];
+    assert_eq!(
+        s.fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.offset))
+            .collect::<Vec<_>>(),
+        vec![("data", 0), ("next", 4), ("prev", 8)]
+    );
+    assert!(!p.malloc_never_fails);
+}
+
+#[test]
+fn calloc_cast_and_malloc_never_fails() {
+    let src = format!(
+        "{NODE}typedef struct node *List;\nint main() {{\n List l = (List) calloc(1, sizeof(struct node));\n void *v = l;\n struct node *m = (struct node *) v;\n return 0;\n}}\n"
+    );
+    check(
+        &src,
+        "main",
+        &[
+            "0 -> 1 main::l = calloc(struct node)",
+            "1 -> 2 main::v = (void*)main::l",
+            "2 -> 3 main::m = (struct node*)main::v",
+            "3 -> 4 main::__ret = 0",
+        ],
+    );
+    let p = lower_opts(
+        &src,
+        &FrontendOptions {
+            malloc_never_fails: true,
+            ..Default::default()
+        },
+    )
+    .expect("lowers");
+    assert!(p.malloc_never_fails);
+}
+
+#[test]
+fn nested_fields_and_field_address() {
+    let src = "#include <stdlib.h>\nstruct list { struct item *next; struct item *prev; };\nstruct item { int v; struct list link; struct item **pprev; };\nint main() {\n struct item *n = malloc(sizeof(*n));\n n->link.next = 0;\n struct item *x = n->link.next;\n n->pprev = &n->link.next;\n struct item **pp = n->pprev;\n *pp = x;\n x = *pp;\n return 0;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::n = malloc(struct item)",
+            "1 -> 2 main::n->link.next = NULL",
+            "2 -> 3 main::x = main::n->link.next",
+            "3 -> 4 main::__t0 = &main::n->link.next",
+            "4 -> 5 main::n->pprev = main::__t0",
+            "5 -> 6 main::pp = main::n->pprev",
+            "6 -> 7 *main::pp = main::x",
+            "7 -> 8 main::x = *main::pp",
+            "8 -> 9 main::__ret = 0",
+        ],
+    );
+    let p = lower(src);
+    let item = &p.structs[p
+        .structs
+        .iter()
+        .position(|s| s.name == "item")
+        .expect("item")];
+    assert_eq!(
+        item.fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.offset))
+            .collect::<Vec<_>>(),
+        vec![("v", 0), ("link.next", 4), ("link.prev", 8), ("pprev", 12)]
+    );
+    assert_eq!(item.size, 16);
+}
+
+#[test]
+fn struct_values_live_in_stack_objects() {
+    let src = "struct pt { int x; int y; };\nstruct pt g = { 1 };\nint main() {\n struct pt s;\n s.x = 2;\n struct pt *p = &s;\n return p->x + g.y;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::s = stack_alloc(struct pt)",
+            "1 -> 2 main::s->x = 2",
+            "2 -> 3 main::p = main::s",
+            "3 -> 4 main::__t0 = main::p->x",
+            "4 -> 5 main::__t1 = g->y",
+            "5 -> 6 main::__ret = (main::__t0 + main::__t1)",
+        ],
+    );
+    check(
+        src,
+        "__shapemc_start",
+        &[
+            "0 -> 1 g = stack_alloc(struct pt)",
+            "1 -> 2 g->x = 1",
+            "2 -> 3 g->y = 0",
+            "3 -> 4 main()",
+        ],
+    );
+}
+
+#[test]
+fn address_taken_scalars_use_stack_cells() {
+    let src = "void set(int *p) { *p = 5; }\nint main() {\n int x = 1;\n set(&x);\n return x;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = stack_alloc(int32)",
+            "1 -> 2 *main::x = 1",
+            "2 -> 3 set(main::x)",
+            "3 -> 4 main::__ret = *main::x",
+        ],
+    );
+}
+
+#[test]
+fn conditions_and_assume_directions() {
+    let src = "extern int __VERIFIER_nondet_int(void);\nint main() {\n int a = __VERIFIER_nondet_int();\n int b = __VERIFIER_nondet_int();\n int r = 0;\n if (a && !b) r = 1; else r = 2;\n if (a || b) r = 3;\n return r;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::a = nondet()",
+            "1 -> 2 main::b = nondet()",
+            "2 -> 3 main::r = 0",
+            "3 -> 4 assume((main::a != 0))",
+            "3 -> 5 assume((main::a == 0))",
+            "4 -> 5 assume((main::b != 0))",
+            "4 -> 6 assume((main::b == 0))",
+            "5 -> 7 main::r = 2",
+            "6 -> 7 main::r = 1",
+            "7 -> 8 assume((main::a != 0))",
+            "7 -> 9 assume((main::a == 0))",
+            "8 -> 10 main::r = 3",
+            "9 -> 8 assume((main::b != 0))",
+            "9 -> 10 assume((main::b == 0))",
+            "10 -> 11 main::__ret = main::r",
+        ],
+    );
+}
+
+#[test]
+fn logical_ops_ternary_comma_in_values() {
+    let src = "int main() {\n int a = 1, b = 2, c;\n c = a && b;\n c = !a;\n c = a ? b : 7;\n c = (a++, b);\n return c;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::a = 1",
+            "1 -> 2 main::b = 2",
+            "2 -> 3 main::c = nondet()",
+            "3 -> 4 assume((main::a != 0))",
+            "3 -> 5 assume((main::a == 0))",
+            "4 -> 6 assume((main::b != 0))",
+            "4 -> 5 assume((main::b == 0))",
+            "5 -> 7 main::__t0 = 0",
+            "6 -> 7 main::__t0 = 1",
+            "7 -> 8 main::c = main::__t0",
+            "8 -> 9 main::c = (main::a == 0)",
+            "9 -> 10 assume((main::a != 0))",
+            "9 -> 11 assume((main::a == 0))",
+            "10 -> 12 main::__t1 = main::b",
+            "11 -> 12 main::__t1 = 7",
+            "12 -> 13 main::c = main::__t1",
+            "13 -> 14 main::a = (main::a + 1)",
+            "14 -> 15 main::c = main::b",
+            "15 -> 16 main::__ret = main::c",
+        ],
+    );
+}
+
+#[test]
+fn increments_pre_post_and_compound() {
+    let src = "struct s { int n; unsigned char u; };\nint main() {\n struct s *p = 0;\n int i = 0, j;\n j = i++;\n j = ++i;\n i--;\n j += 3;\n p->n++;\n j = --p->n;\n p->u += 1;\n return j;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::p = NULL",
+            "1 -> 2 main::i = 0",
+            "2 -> 3 main::j = nondet()",
+            "3 -> 4 main::__t0 = main::i",
+            "4 -> 5 main::i = (main::i + 1)",
+            "5 -> 6 main::j = main::__t0",
+            "6 -> 7 main::i = (main::i + 1)",
+            "7 -> 8 main::j = main::i",
+            "8 -> 9 main::i = (main::i - 1)",
+            "9 -> 10 main::j = (main::j + 3)",
+            "10 -> 11 main::__t1 = main::p->n",
+            "11 -> 12 main::p->n = (main::__t1 + 1)",
+            "12 -> 13 main::__t2 = main::p->n",
+            "13 -> 14 main::p->n = (main::__t2 - 1)",
+            "14 -> 15 main::j = (main::__t2 - 1)",
+            "15 -> 16 main::__t3 = main::p->u",
+            "16 -> 17 main::p->u = (uint8)(main::__t3 + 1)",
+            "17 -> 18 main::__ret = main::j",
+        ],
+    );
+}
+
+#[test]
+fn loops_break_continue() {
+    let src = "extern int __VERIFIER_nondet_int(void);\nint main() {\n int i, s = 0;\n for (i = 0; i < 10; i++) {\n  if (i == 5) continue;\n  if (i == 7) break;\n  s += i;\n }\n while (s > 0) s--;\n do { s++; } while (s < 3);\n for (;;) { if (__VERIFIER_nondet_int()) break; }\n return s;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::i = nondet()",
+            "1 -> 2 main::s = 0",
+            "2 -> 3 main::i = 0",
+            "3 -> 4 assume((main::i < 10))",
+            "3 -> 5 assume((main::i >= 10))",
+            "4 -> 6 assume((main::i == 5))",
+            "4 -> 7 assume((main::i != 5))",
+            "5 -> 8 assume((main::s > 0))",
+            "5 -> 9 assume((main::s <= 0))",
+            "6 -> 3 main::i = (main::i + 1)",
+            "7 -> 5 assume((main::i == 7))",
+            "7 -> 10 assume((main::i != 7))",
+            "8 -> 5 main::s = (main::s - 1)",
+            "9 -> 11 main::s = (main::s + 1)",
+            "10 -> 6 main::s = (main::s + main::i)",
+            "11 -> 9 assume((main::s < 3))",
+            "11 -> 12 assume((main::s >= 3))",
+            "12 -> 13 main::__t0 = nondet()",
+            "13 -> 14 assume((main::__t0 != 0))",
+            "13 -> 12 assume((main::__t0 == 0))",
+            "14 -> 15 main::__ret = main::s",
+        ],
+    );
+}
+
+#[test]
+fn goto_labels_and_switch() {
+    let src = "int main() {\n int x = 2, y = 0;\n switch (x) {\n case 1: y = 1;\n case 2: y = 2; break;\n default: y = 3;\n }\n if (y) goto out;\n y = 9;\n out:\n return y;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = 2",
+            "1 -> 2 main::y = 0",
+            "2 -> 3 assume((main::x == 1))",
+            "2 -> 4 assume((main::x != 1))",
+            "3 -> 5 main::y = 1",
+            "4 -> 5 assume((main::x == 2))",
+            "4 -> 6 assume((main::x != 2))",
+            "5 -> 7 main::y = 2",
+            "6 -> 7 main::y = 3",
+            "7 -> 8 assume((main::y != 0))",
+            "7 -> 9 assume((main::y == 0))",
+            "8 -> 10 main::__ret = main::y",
+            "9 -> 8 main::y = 9",
+        ],
+    );
+}
+
+#[test]
+fn calls_params_returns_and_recursion() {
+    let src = "int fact(int n) { if (n <= 1) return 1; return n * fact(n - 1); }\nvoid nothing(void) { }\nint main() {\n int r = fact(3);\n nothing();\n r = r + fact(r);\n return r;\n}\n";
+    check(
+        src,
+        "fact",
+        &[
+            "0 -> 1 assume((fact::n <= 1))",
+            "0 -> 2 assume((fact::n > 1))",
+            "1 -> 3 fact::__ret = 1",
+            "2 -> 4 fact::__t0 = fact::n",
+            "4 -> 5 fact::__t1 = fact((fact::n - 1))",
+            "5 -> 3 fact::__ret = (fact::__t0 * fact::__t1)",
+        ],
+    );
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::r = fact(3)",
+            "1 -> 2 nothing()",
+            "2 -> 3 main::__t0 = main::r",
+            "3 -> 4 main::__t1 = fact(main::r)",
+            "4 -> 5 main::r = (main::__t0 + main::__t1)",
+            "5 -> 6 main::__ret = main::r",
+        ],
+    );
+    let p = lower(src);
+    let fact = p.function("fact").expect("fact");
+    assert_eq!(p.functions[fact].params.len(), 1);
+    assert!(p.functions[fact].ret.is_some());
+    let nothing = p.function("nothing").expect("nothing");
+    assert!(p.functions[nothing].ret.is_none());
+    check(src, "nothing", &["0 -> 1 skip"]);
+}
+
+#[test]
+fn globals_typedef_enum_sizeof() {
+    let src = "#include <stdlib.h>\ntypedef int myint;\nenum color { RED, GREEN = 5, BLUE };\nstruct node { struct node *next; long l; char c; };\nmyint g = BLUE;\nstruct node *head;\nunsigned u;\nint main() {\n long s = sizeof(struct node);\n enum color c = GREEN;\n int c2 = RED;\n head = 0;\n return s + c2 + g + (int)u + (int)c;\n}\n";
+    check(
+        src,
+        "__shapemc_start",
+        &[
+            "0 -> 1 g = 6",
+            "1 -> 2 head = NULL",
+            "2 -> 3 u = 0",
+            "3 -> 4 main()",
+        ],
+    );
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::s = 12",
+            "1 -> 2 main::c = 5",
+            "2 -> 3 main::c2 = 0",
+            "3 -> 4 head = NULL",
+            "4 -> 5 main::__ret = ((((main::s + main::c2) + g) + (int32)u) + (int32)main::c)",
+        ],
+    );
+    let p = lower(src);
+    let entry = p.entry;
+    assert_eq!(p.graph[entry].kind, LocKind::FuncEntry);
+    assert_eq!(p.functions[p.graph[entry].func].name, "__shapemc_start");
+    assert_eq!(p.functions[p.main].name, "main");
+}
+
+#[test]
+fn nondet_assume_error_and_halt() {
+    let src = "#include <assert.h>\n#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nextern unsigned char __VERIFIER_nondet_uchar(void);\nextern void __VERIFIER_assume(int);\nvoid reach_error() { __assert_fail(\"0\", \"f.c\", 1, \"reach_error\"); }\nint main() {\n int x = __VERIFIER_nondet_int();\n unsigned char c = __VERIFIER_nondet_uchar();\n __VERIFIER_assume(x > 0 && c);\n if (x == 3) reach_error();\n if (x == 4) abort();\n if (x == 5) exit(1);\n assert(x != 6);\n return 0;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = nondet()",
+            "1 -> 2 main::c = nondet()",
+            "2 -> 3 assume((main::x > 0))",
+            "3 -> 4 assume((main::c != 0))",
+            "4 -> 5 assume((main::x == 3))",
+            "4 -> 6 assume((main::x != 3))",
+            "5 -> 7 ERR reach_error()",
+            "6 -> 8 assume((main::x == 4))",
+            "6 -> 9 assume((main::x != 4))",
+            "8 -> 10 SINK halt",
+            "9 -> 11 assume((main::x == 5))",
+            "9 -> 12 assume((main::x != 5))",
+            "11 -> 13 SINK halt",
+            "12 -> 14 assume((main::x != 6))",
+            "12 -> 15 assume((main::x == 6))",
+            "14 -> 16 main::__ret = 0",
+            "15 -> 17 ERR reach_error()",
+        ],
+    );
+    let p = lower(src);
+    // reach_error's body is not lowered; error locations have no successors
+    assert!(p.function("reach_error").is_none());
+    for n in p.graph.node_indices() {
+        if matches!(p.graph[n].kind, LocKind::Error | LocKind::Sink) {
+            assert_eq!(p.successors(n).count(), 0);
+        }
+    }
+}
+
+#[test]
+fn casts_between_integer_types() {
+    let src = "int main() {\n int i = 300;\n unsigned char c = i;\n _Bool b = i;\n unsigned u = 0u - 1u;\n long l = c;\n return b + l;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::i = 300",
+            "1 -> 2 main::c = (uint8)main::i",
+            "2 -> 3 main::b = (main::i != 0)",
+            "3 -> 4 main::u = 4294967295",
+            "4 -> 5 main::l = main::c",
+            "5 -> 6 main::__ret = (main::b + main::l)",
+        ],
+    );
+}
+
+#[test]
+fn printf_is_allowed_and_nondet() {
+    let src = "#include <stdio.h>\nint main() {\n int n = printf(\"%d\\n\", 3);\n puts(\"hi\");\n return n;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::__t0 = nondet()",
+            "1 -> 2 main::n = main::__t0",
+            "2 -> 3 main::__ret = main::n",
+        ],
+    );
+}
+
+#[test]
+fn builtin_expect_is_its_first_argument() {
+    let src = "int main() {\n int x = 3;\n if (__builtin_expect(x > 2, 1)) x = 0;\n return x;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::x = 3",
+            "1 -> 2 assume((main::x > 2))",
+            "1 -> 3 assume((main::x <= 2))",
+            "2 -> 3 main::x = 0",
+            "3 -> 4 main::__ret = main::x",
+        ],
+    );
+}
+
+#[test]
+fn text_and_dot_forms() {
+    let p = lower("int main() { return 0; }\n");
+    let text = program_to_text(&p, None);
+    assert!(text.contains("function main (entry"), "{text}");
+    assert!(text.contains("[1:21] main::__ret = 0"), "{text}");
+    let dot = program_to_dot(&p, None);
+    assert!(dot.starts_with("digraph cfa {"));
+    assert!(dot.contains("label=\"main::__ret = 0\""), "{dot}");
+}
+
+#[test]
+fn unsupported_constructs_are_refused_with_position() {
+    unsupported("int main() {\n int a[3];\n return 0;\n}\n", 2, 6, "array");
+    unsupported(
+        "union u { int a; float b; };\nint main() {\n union u x;\n return 0;\n}\n",
+        3,
+        10,
+        "union",
+    );
+    unsupported(
+        "int f(int x) { return x; }\nint main() {\n int (*fp)(int) = f;\n return fp(1);\n}\n",
+        3,
+        8,
+        "function pointer",
+    );
+    unsupported(
+        "int main() {\n double d = 1.0;\n return 0;\n}\n",
+        2,
+        9,
+        "floating point",
+    );
+    unsupported("struct n { struct n *next; };\nint main() {\n struct n *p = 0;\n p = p + 1;\n return 0;\n}\n", 4, 6, "pointer arithmetic");
+    unsupported("#include <string.h>\nstruct n { int d; };\nint main() {\n struct n x;\n memset(&x, 0, sizeof x);\n return 0;\n}\n", 5, 2, "external function `memset`");
+    unsupported(
+        "int main() {\n __asm__(\"nop\");\n return 0;\n}\n",
+        2,
+        2,
+        "inline assembly",
+    );
+    unsupported(
+        "#include <stdarg.h>\nint f(int n, ...) { return n; }\nint main() {\n return f(1, 2);\n}\n",
+        2,
+        5,
+        "variadic",
+    );
+    unsupported(
+        "int main() {\n int x = 0;\n int *p = (int *) 4;\n return x;\n}\n",
+        3,
+        11,
+        "integer to pointer",
+    );
+}
+
+#[test]
+fn syntax_errors_are_parse_errors() {
+    match lower_opts("int main() { return 0 }\n", &FrontendOptions::default()) {
+        Err(e @ FrontendError::Parse { .. }) => {
+            assert_eq!(e.exit_code(), 2);
+            let t = e.to_string();
+            assert!(t.contains(":1:22: error:"), "{t}");
+        }
+        Err(e) => panic!("expected a parse error, got {e}"),
+        Ok(_) => panic!("expected a parse error"),
+    }
+    let missing = parse_file(
+        std::path::Path::new("/nonexistent/x.c"),
+        &FrontendOptions::default(),
+    );
+    assert!(matches!(missing, Err(FrontendError::Parse { .. })));
+}
+
+#[test]
+fn cli_cfa_command_exit_codes() {
+    let bin = env!("CARGO_BIN_EXE_shapemc");
+    let ok = write_src("int main() { int x = 1; return x; }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", ok.to_str().expect("utf8"), "--function", "main"])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("main::x = 1"), "{text}");
+    for fmt in ["dot", "json"] {
+        let out = std::process::Command::new(bin)
+            .args(["cfa", ok.to_str().expect("utf8"), "--format", fmt])
+            .output()
+            .expect("run shapemc");
+        assert_eq!(out.status.code(), Some(0), "{fmt}");
+    }
+
+    let bad = write_src("int main() {\n int a[2];\n return 0;\n}\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", bad.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(":2:6: unsupported: array"), "{err}");
+
+    let syntax = write_src("int main() { return 0 }\n");
+    let out = std::process::Command::new(bin)
+        .args(["cfa", syntax.to_str().expect("utf8")])
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(": error: "), "{err}");
+    for f in [ok, bad, syntax] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn nondet_of_various_types() {
+    let src = "extern unsigned int __VERIFIER_nondet_uint(void);\nextern char __VERIFIER_nondet_char(void);\nextern _Bool __VERIFIER_nondet_bool(void);\nextern long __VERIFIER_nondet_long(void);\nextern void *__VERIFIER_nondet_pointer(void);\nstruct n { int d; };\nint main() {\n unsigned u = __VERIFIER_nondet_uint();\n char c = __VERIFIER_nondet_char();\n _Bool b = __VERIFIER_nondet_bool();\n int i = __VERIFIER_nondet_long();\n struct n *p = __VERIFIER_nondet_pointer();\n return 0;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::u = nondet()",
+            "1 -> 2 main::c = nondet()",
+            "2 -> 3 main::b = nondet()",
+            "3 -> 4 main::i = nondet()",
+            "4 -> 5 main::__t0 = nondet()",
+            "5 -> 6 main::p = (struct n*)main::__t0",
+            "6 -> 7 main::__ret = 0",
+        ],
+    );
+    let p = lower(src);
+    let ty = |name: &str| {
+        let v = p.vars.iter().find(|v| v.name == name).expect("var");
+        p.ty_str(&v.ty)
+    };
+    assert_eq!(ty("main::u"), "uint32");
+    assert_eq!(ty("main::c"), "int8");
+    assert_eq!(ty("main::b"), "uint1");
+    assert_eq!(ty("main::__t0"), "void*");
+}
+
+#[test]
+fn struct_copies_are_field_by_field() {
+    let src = "struct in { int a; int *p; };\nstruct out { int k; struct in i; };\nint main() {\n struct out o;\n struct in x = { 1, 0 };\n struct out *q = &o;\n q->i = x;\n struct in y = q->i;\n return y.a;\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::o = stack_alloc(struct out)",
+            "1 -> 2 main::x = stack_alloc(struct in)",
+            "2 -> 3 main::x->a = 1",
+            "3 -> 4 main::x->p = NULL",
+            "4 -> 5 main::q = main::o",
+            "5 -> 6 main::__t0 = main::x->a",
+            "6 -> 7 main::__t1 = main::x->p",
+            "7 -> 8 main::q->i.a = main::__t0",
+            "8 -> 9 main::q->i.p = main::__t1",
+            "9 -> 10 main::y = stack_alloc(struct in)",
+            "10 -> 11 main::__t2 = main::q->i.a",
+            "11 -> 12 main::__t3 = main::q->i.p",
+            "12 -> 13 main::y->a = main::__t2",
+            "13 -> 14 main::y->p = main::__t3",
+            "14 -> 15 main::__ret = main::y->a",
+        ],
+    );
+}
+
+#[test]
+fn allocation_type_flows_through_conditional() {
+    let src = "#include <stdlib.h>\nstruct item { struct item *next; struct item *data; };\nint main() {\n struct item *it = malloc(sizeof *it);\n it->data = it->next ? it->next : malloc(sizeof *it);\n return 0;\n}\n";
+    let p = lower(src);
+    let pointees: Vec<String> = p
+        .graph
+        .edge_weights()
+        .filter_map(|e| match &e.op {
+            Op::Alloc { pointee, .. } => Some(p.ty_str(pointee)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pointees, vec!["struct item", "struct item"]);
+}
