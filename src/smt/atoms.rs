@@ -165,7 +165,8 @@ pub fn extract_atoms(
 
 /// The theory atoms of `term` (relations `=`, `<=`, `<`, `>=`, `>` between non-Boolean
 /// terms over the SSA symbols of `syms`), after the same normalisation as
-/// [`extract_atoms`]: `select(store(..))` resolved, `ite` lifted out of atoms, `distinct`
+/// [`extract_atoms`]: `select(store(..))` resolved, `ite` lifted out of atoms (each
+/// argument replaced by its ite-free leaf values, leaves related pairwise), `distinct`
 /// split into equalities. At most `max_atoms` atoms; polarity is dropped. Used by
 /// predicate abstraction to turn interpolant atoms into predicates over program variables.
 pub fn theory_atoms(
@@ -181,6 +182,7 @@ pub fn theory_atoms(
         live: &live,
         max: max_atoms,
         memo: Default::default(),
+        vmemo: Default::default(),
     };
     let mut raw: Vec<Arc<Term>> = Vec::new();
     let mut seen = rustc_hash::FxHashMap::default();
