@@ -56,36 +56,47 @@ pub fn dll_path(n: usize) -> (Program, Vec<Step>) {
     b.error()
 }
 
+/// Median of `runs` measurements of `f` (ms).
+fn median_ms(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
+    let mut v: Vec<f64> = (0..runs).map(|_| f()).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
 #[test]
 #[ignore]
 fn bench_scaling() {
-    println!("ops\tcheck_ms\tinterp_ms\tinterp+validate_ms\tcore");
+    println!("ops\tfeasibility_ms\tinterpolation_ms\tvalidation_ms\trefine_total_ms\tcore");
     for n in [10usize, 100, 200, 500, 1000] {
         let (prog, path) = dll_path(n);
-        let t0 = Instant::now();
-        let f = check_path(&prog, &path).expect("check");
-        let check = t0.elapsed();
-        assert!(matches!(f, Feasibility::Infeasible(_)));
-        let t1 = Instant::now();
-        let no_val = InterpolationOptions {
-            validate: false,
-            ..Default::default()
-        };
-        let i = interpolate(&prog, &path, &no_val).expect("interpolate");
-        let itp = t1.elapsed();
-        let t2 = Instant::now();
-        let val = InterpolationOptions {
+        let runs = if n >= 500 { 3 } else { 7 };
+        let check = median_ms(runs, || {
+            let t0 = Instant::now();
+            let f = check_path(&prog, &path).expect("check");
+            assert!(matches!(f, Feasibility::Infeasible(_)));
+            t0.elapsed().as_secs_f64() * 1e3
+        });
+        let opts = InterpolationOptions {
             validate: true,
             ..Default::default()
         };
-        interpolate(&prog, &path, &val).expect("interpolate+validate");
-        let itpv = t2.elapsed();
+        let mut last = None;
+        let total = median_ms(runs, || {
+            let t0 = Instant::now();
+            let i = interpolate(&prog, &path, &opts).expect("interpolate");
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            assert!(i.validated);
+            last = Some(i);
+            ms
+        });
+        let i = last.expect("ran");
         println!(
-            "{}\t{:.1}\t{:.1}\t{:.1}\t{}",
+            "{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}",
             path.len(),
-            check.as_secs_f64() * 1e3,
-            itp.as_secs_f64() * 1e3,
-            itpv.as_secs_f64() * 1e3,
+            check,
+            (i.timings.wp + i.timings.atoms).as_secs_f64() * 1e3,
+            i.timings.validation.as_secs_f64() * 1e3,
+            total,
             i.proof.core.len()
         );
     }
@@ -137,16 +148,17 @@ fn bench_probe() {
 #[test]
 #[ignore]
 fn bench_profile() {
-    let (prog, path) = dll_path(500);
+    let (prog, path) = dll_path(200);
     let o = InterpolationOptions {
         validate: false,
         ..Default::default()
     };
-    let t = Instant::now();
     let i = interpolate(&prog, &path, &o).unwrap();
-    println!("total {:?}", t.elapsed());
-    let sizes: Vec<usize> = i.items.iter().map(|x| x.smt2.len()).collect();
-    println!("max smt2 len {:?}", sizes.iter().max());
+    for k in [0usize, 1, 2, 3, 10, 50, 100, 150, 190, 199] {
+        if let Some(it) = i.items.get(k) {
+            println!("I_{k}: {}", it.smt2);
+        }
+    }
 }
 
 #[test]
@@ -171,5 +183,78 @@ fn dump_small() {
             it.atoms.iter().map(|a| &a.text).collect::<Vec<_>>(),
             s
         );
+    }
+}
+
+#[test]
+#[ignore]
+fn bench_small_probe() {
+    for n in [10usize, 200] {
+        let (prog, path) = dll_path(n);
+        for minimize in [false, true] {
+            let o = SmtOptions {
+                minimize_core: minimize,
+                ..Default::default()
+            };
+            let enc = median_ms(7, || {
+                let t0 = Instant::now();
+                encode_path(&prog, &path).unwrap();
+                t0.elapsed().as_secs_f64() * 1e3
+            });
+            let chk = median_ms(7, || {
+                let t0 = Instant::now();
+                check_path_with(&prog, &path, &o).unwrap();
+                t0.elapsed().as_secs_f64() * 1e3
+            });
+            println!("n={n} minimize={minimize}: encode {enc:.2} ms, check {chk:.2} ms");
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn bench_solver_kinds() {
+    use z3::ast::Int;
+    let x = Int::new_const("x");
+    let f = x.gt(Int::from_i64(3)) & x.lt(Int::from_i64(2));
+    let y = Int::new_const("y");
+    let nl = (&x * &y).eq(Int::from_i64(7)) & x.gt(Int::from_i64(1)) & y.gt(Int::from_i64(1));
+    for logic in ["QF_AUFLIA", "QF_AUFNIA", "QF_UFNIA", "ALL"] {
+        match z3::Solver::new_for_logic(logic) {
+            Some(s) => {
+                let t0 = Instant::now();
+                s.assert(&nl);
+                let r = s.check();
+                println!("{logic}: nonlinear {r:?} {:?}", t0.elapsed());
+                let ms = median_ms(21, || {
+                    let t0 = Instant::now();
+                    let s = z3::Solver::new_for_logic(logic).unwrap();
+                    s.assert(&f);
+                    assert_eq!(s.check(), z3::SatResult::Unsat);
+                    t0.elapsed().as_secs_f64() * 1e3
+                });
+                println!("{logic}: {ms:.3} ms");
+            }
+            None => println!("{logic}: none"),
+        }
+    }
+    for kind in 0..4 {
+        let ms = median_ms(21, || {
+            let t0 = Instant::now();
+            let s = match kind {
+                0 => z3::Solver::new(),
+                1 => z3::Solver::new_for_logic("QF_AUFLIA").unwrap(),
+                2 => z3::Tactic::new("smt").solver(),
+                _ => {
+                    let s = z3::Solver::new();
+                    s.push();
+                    s
+                }
+            };
+            s.assert(&f);
+            assert_eq!(s.check(), z3::SatResult::Unsat);
+            t0.elapsed().as_secs_f64() * 1e3
+        });
+        println!("kind {kind}: {ms:.3} ms");
     }
 }

@@ -135,8 +135,21 @@ pub fn check_path_with(
     solve(&enc, opts)
 }
 
+/// A solver for the path logic: `QF_AUFLIA` (nonlinear terms are still handled by Z3's
+/// arithmetic solver). Setting the logic skips the probes of Z3's default strategy, which
+/// cost about 10 ms per `check` even for trivial formulas; but its simple array theory
+/// answers `unknown` ("incomplete (theory array)") on some formulas with constant arrays,
+/// so every caller retries an `unknown` with [`new_full_solver`].
 pub(crate) fn new_solver(opts: &SmtOptions) -> Solver {
-    let s = Solver::new();
+    with_timeout(Solver::new_for_logic("QF_AUFLIA").unwrap_or_default(), opts)
+}
+
+/// Z3's default solver (complete array theory, slower start-up).
+pub(crate) fn new_full_solver(opts: &SmtOptions) -> Solver {
+    with_timeout(Solver::new(), opts)
+}
+
+fn with_timeout(s: Solver, opts: &SmtOptions) -> Solver {
     if opts.timeout_ms > 0 {
         let mut p = Params::new();
         p.set_u32("timeout", opts.timeout_ms);
@@ -145,9 +158,22 @@ pub(crate) fn new_solver(opts: &SmtOptions) -> Solver {
     s
 }
 
-/// Solves an encoded path.
+/// Solves an encoded path (the fast solver first, the full one if it answers `unknown`).
 pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility, SmtError> {
-    let solver = new_solver(opts);
+    match solve_with(enc, opts, new_solver(opts)) {
+        Err(SmtError::Solver(why)) => {
+            tracing::debug!("QF_AUFLIA solver: {why}; retrying with the default solver");
+            solve_with(enc, opts, new_full_solver(opts))
+        }
+        r => r,
+    }
+}
+
+fn solve_with(
+    enc: &PathEncoding,
+    opts: &SmtOptions,
+    solver: Solver,
+) -> Result<Feasibility, SmtError> {
     let mut lits: Vec<Bool> = Vec::new();
     let mut lit_of: FxHashMap<String, CoreGuard> = FxHashMap::default();
     let mut fixed: Vec<CoreGuard> = Vec::new();

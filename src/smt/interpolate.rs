@@ -17,16 +17,19 @@
 //! (that is the infeasibility of the sliced path); it is replaced by `true`.
 
 use super::atoms::{extract_atoms, Atom};
-use super::encode::{encode_path, Live, PathEncoding, SymbolTable};
-use super::feasibility::{new_solver, solve, Feasibility, Model, Proof, SmtOptions};
-use super::term::{const_names, has_quantifier, Converter, Term};
+use super::encode::{encode_path, Live, PathEncoding, SymbolTable, STRIDE};
+use super::feasibility::{
+    new_full_solver, new_solver, solve, Feasibility, Model, Proof, SmtOptions,
+};
+use super::term::{const_names, has_quantifier, Converter, Fun, Term};
 use super::SmtError;
 use crate::cfa::{Node, Program, Step, VarId};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use z3::ast::{exists_const, Ast, Bool, Dynamic};
-use z3::{Goal, SatResult, Tactic};
+use std::time::{Duration, Instant};
+use z3::ast::{exists_const, Ast, Bool, Dynamic, Int};
+use z3::{AstKind, DeclKind, Goal, SatResult, Tactic};
 
 /// Alias candidates of one interpolant.
 type Aliases = BTreeSet<(VarId, VarId)>;
@@ -82,6 +85,19 @@ pub struct Interpolants {
     pub symbols: SymbolTable,
     /// True if the sequence was checked by Z3.
     pub validated: bool,
+    /// Where the time went (the feasibility check is not included).
+    pub timings: Timings,
+}
+
+/// Time spent in the phases of [`interpolate`] after the feasibility check.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    /// Weakest preconditions, context simplification and the final validity check.
+    pub wp: Duration,
+    /// Z3 validation of the sequence (zero when not validated).
+    pub validation: Duration,
+    /// Conversion to [`Term`] and atom extraction.
+    pub atoms: Duration,
 }
 
 /// Outcome of [`refine_path`].
@@ -128,16 +144,24 @@ fn interpolate_encoded(
     proof: Proof,
     opts: &InterpolationOptions,
 ) -> Result<Interpolants, SmtError> {
+    let t0 = Instant::now();
     let seq = wp_sequence(enc, &proof, opts).map_err(|e| {
         tracing::warn!("interpolation failed: {e}");
         SmtError::InterpolationFailed(e)
     })?;
+    let mut timings = Timings {
+        wp: t0.elapsed(),
+        ..Timings::default()
+    };
     if opts.validate {
+        let t0 = Instant::now();
         if let Err(e) = validate(enc, &seq, opts) {
             tracing::warn!("interpolant validation failed, no predicates learnt: {e}");
             return Err(SmtError::InterpolationFailed(format!("validation: {e}")));
         }
+        timings.validation = t0.elapsed();
     }
+    let t0 = Instant::now();
     let mut items = Vec::with_capacity(seq.len());
     let mut conv = Converter::new(&enc.symbols.by_name);
     let mut prev: Option<(Bool, Vec<Atom>, Aliases, String)> = None;
@@ -156,15 +180,7 @@ fn interpolate_encoded(
             _ => {
                 let (a, al) =
                     extract_atoms(prog, &enc.symbols, &enc.live[pos], &term, opts.max_atoms);
-                let mut s = itp.to_string();
-                if s.len() > SMT2_MAX {
-                    let mut cut = SMT2_MAX;
-                    while !s.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    s.truncate(cut);
-                    s.push_str(" ...");
-                }
+                let s = smt2(&term, &enc.symbols, SMT2_MAX);
                 (a, al, s)
             }
         };
@@ -178,35 +194,427 @@ fn interpolate_encoded(
             aliases,
         });
     }
+    timings.atoms = t0.elapsed();
     Ok(Interpolants {
         proof,
         items,
         symbols: enc.symbols.clone(),
         validated: opts.validate,
+        timings,
     })
 }
 
-/// `I_0 .. I_n` by weakest preconditions over the core-sliced path.
+/// `I_0 .. I_n` by weakest preconditions over the core-sliced path, simplified with
+/// facts about objects allocated later on the path (see [`FutureCtx`]); if that fails,
+/// the plain weakest preconditions.
 fn wp_sequence(
     enc: &PathEncoding,
     proof: &Proof,
     opts: &InterpolationOptions,
 ) -> Result<Vec<Bool>, String> {
     let keep: FxHashSet<(usize, usize)> = proof.core.iter().map(|c| (c.step, c.guard)).collect();
+    if !enc.allocs.is_empty() {
+        match wp_sequence_with(enc, &keep, opts, true) {
+            Ok(seq) => return Ok(seq),
+            Err(e) => tracing::debug!("context-simplified interpolants failed ({e}), plain wp"),
+        }
+    }
+    wp_sequence_with(enc, &keep, opts, false)
+}
+
+fn wp_sequence_with(
+    enc: &PathEncoding,
+    keep: &FxHashSet<(usize, usize)>,
+    opts: &InterpolationOptions,
+    future: bool,
+) -> Result<Vec<Bool>, String> {
     let n = enc.len();
     let mut seq = vec![Bool::from_bool(false); n + 1];
-    for i in (0..n).rev() {
-        seq[i] = wp_step(enc, i, &seq[i + 1], |j| keep.contains(&(i, j)))?;
+    let alloc_addrs: FxHashSet<i64> = enc.allocs.iter().map(|a| a.addr).collect();
+    let mut values = DefValues::new(enc);
+    // Allocations the sliced path proves non-NULL (by a kept guard that is false for the
+    // NULL outcome), with the step of that guard.
+    let mut kills: Vec<(usize, Dynamic)> = Vec::new();
+    if future {
+        let t = Dynamic::from_ast(&Bool::from_bool(true));
+        for a in &enc.allocs {
+            let Some(ns) = a.null_sym else { continue };
+            let c = &enc.consts[ns as usize];
+            'steps: for (i, st) in enc.steps.iter().enumerate().skip(a.step + 1) {
+                for &j in &st.null_kill {
+                    if !keep.contains(&(i, j)) {
+                        continue;
+                    }
+                    let g = Dynamic::from_ast(&st.guards[j].1);
+                    let Some(v) = values.eval(&g, 0) else {
+                        continue;
+                    };
+                    if v.substitute(&[(c, &t)])
+                        .simplify()
+                        .as_bool()
+                        .and_then(|b| b.as_bool())
+                        == Some(false)
+                    {
+                        kills.push((i, c.clone()));
+                        break 'steps;
+                    }
+                }
+            }
+        }
     }
-    // wp of the whole path must be valid: the sliced path is infeasible.
-    let s = new_solver(&opts.smt);
-    s.assert(seq[0].not());
-    match s.check() {
-        SatResult::Unsat => {}
-        r => return Err(format!("wp at the path start is not valid ({r:?})")),
+    for i in (0..n).rev() {
+        let w = wp_step(enc, i, &seq[i + 1], |j| keep.contains(&(i, j)))?;
+        seq[i] = if future {
+            let bound = (enc.allocs.iter().filter(|a| a.step < i).count() as i64 + 1) * STRIDE;
+            let mut cx = FutureCtx {
+                kills: kills
+                    .iter()
+                    .filter(|(k, _)| *k < i)
+                    .map(|(_, c)| c.clone())
+                    .collect(),
+                falsum: Dynamic::from_ast(&Bool::from_bool(false)),
+                values: &mut values,
+                prefix: None,
+                enc,
+                keep,
+                pos: i,
+                query_ms: opts.smt.minimize_query_ms.max(1),
+                bound,
+                alloc_addrs: &alloc_addrs,
+                proven: FxHashMap::default(),
+                facts: Vec::new(),
+                memo: FxHashMap::default(),
+            };
+            cx.simplify(&w)
+        } else {
+            w
+        };
+    }
+    // wp of the whole path must be valid: the sliced path is infeasible (and the facts
+    // added by `FutureCtx` hold on the path).
+    let mut r = SatResult::Unknown;
+    for s in [new_solver(&opts.smt), new_full_solver(&opts.smt)] {
+        s.assert(seq[0].not());
+        r = s.check();
+        if r != SatResult::Unknown {
+            break;
+        }
+    }
+    if r != SatResult::Unsat {
+        return Err(format!("wp at the path start is not valid ({r:?})"));
     }
     seq[0] = Bool::from_bool(true);
     Ok(seq)
+}
+
+/// Values of SSA symbols as functions of the path-start symbols and choices, by
+/// substituting the definitions of the path (lazily, memoised). Used to prove facts
+/// `x < bound` cheaply: the definitions are part of every prefix that defines them.
+struct DefValues<'a> {
+    defs: FxHashMap<String, &'a Dynamic>,
+    memo: FxHashMap<String, Dynamic>,
+}
+
+impl<'a> DefValues<'a> {
+    fn new(enc: &'a PathEncoding) -> Self {
+        let mut defs = FxHashMap::default();
+        for st in &enc.steps {
+            for (s, t) in &st.defs {
+                defs.insert(s.decl().name(), t);
+            }
+        }
+        DefValues {
+            defs,
+            memo: FxHashMap::default(),
+        }
+    }
+
+    /// `t` with every defined symbol replaced by its value, simplified.
+    fn eval(&mut self, t: &Dynamic, depth: usize) -> Option<Dynamic> {
+        if depth > 10_000 {
+            return None;
+        }
+        let names = const_names(t);
+        let mut pairs: Vec<(Dynamic, Dynamic)> = Vec::new();
+        for name in names {
+            let Some(rhs) = self.defs.get(&name).copied() else {
+                continue;
+            };
+            let v = match self.memo.get(&name) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = self.eval(rhs, depth + 1)?;
+                    self.memo.insert(name.clone(), v.clone());
+                    v
+                }
+            };
+            let sym = enc_const(rhs, &name);
+            pairs.push((sym, v));
+        }
+        let refs: Vec<(&Dynamic, &Dynamic)> = pairs.iter().map(|(a, b)| (a, b)).collect();
+        Some(t.substitute(&refs).simplify())
+    }
+}
+
+/// The Z3 constant named `name` with the sort of `like`.
+fn enc_const(like: &Dynamic, name: &str) -> Dynamic {
+    z3::FuncDecl::new(name, &[], &like.get_sort()).apply(&[])
+}
+
+/// Drops implied upper bounds: in every conjunction, of the conjuncts `x < c` (Z3 writes
+/// `(not (<= c x))`) with the same `x` only the one with the least `c` is kept (an
+/// equivalence; facts of [`FutureCtx`] at later positions are subsumed this way).
+fn prune_bounds(t: &Dynamic, memo: &mut FxHashMap<Dynamic, Dynamic>) -> Dynamic {
+    if let Some(r) = memo.get(t) {
+        return r.clone();
+    }
+    if t.kind() != AstKind::App {
+        return t.clone();
+    }
+    let old = t.children();
+    if old.is_empty() {
+        return t.clone();
+    }
+    let mut kids: Vec<Dynamic> = old.iter().map(|k| prune_bounds(k, memo)).collect();
+    let decl = t.decl();
+    if decl.kind() == DeclKind::And {
+        // (x, bound) of `not (<= c x)`
+        let bound_of = |k: &Dynamic| -> Option<(Dynamic, i64)> {
+            if k.kind() != AstKind::App || k.decl().kind() != DeclKind::Not {
+                return None;
+            }
+            let le = k.children().into_iter().next()?;
+            if le.kind() != AstKind::App || le.decl().kind() != DeclKind::Le {
+                return None;
+            }
+            let c = le.children();
+            let n = FutureCtx::num(c.first()?)?;
+            Some((c.get(1)?.clone(), n))
+        };
+        let mut least: FxHashMap<Dynamic, i64> = FxHashMap::default();
+        for k in &kids {
+            if let Some((x, n)) = bound_of(k) {
+                let e = least.entry(x).or_insert(n);
+                *e = (*e).min(n);
+            }
+        }
+        let before = kids.len();
+        kids.retain(|k| match bound_of(k) {
+            Some((x, n)) => least.get(&x) == Some(&n),
+            None => true,
+        });
+        // duplicates of the least bound
+        let mut seen: FxHashSet<Dynamic> = FxHashSet::default();
+        kids.retain(|k| bound_of(k).is_none() || seen.insert(k.clone()));
+        if kids.len() != before {
+            let bs: Vec<Bool> = kids.iter().filter_map(|k| k.as_bool()).collect();
+            let r = Dynamic::from_ast(&Bool::and(&bs));
+            memo.insert(t.clone(), r.clone());
+            return r;
+        }
+    }
+    let r = if kids == old {
+        t.clone()
+    } else {
+        let refs: Vec<&dyn Ast> = kids.iter().map(|k| k as &dyn Ast).collect();
+        decl.apply(&refs)
+    };
+    memo.insert(t.clone(), r.clone());
+    r
+}
+
+/// Simplification of `W_i = wp(A_{i+1}, I_{i+1})` at position `i` with respect to objects
+/// allocated *later* on the path (addresses `>= bound`, the next allocation address at
+/// `i`). Weakest preconditions carry the later stores into those objects
+/// (`select(store(S.f, 12288, v), x)`) because they cannot know that `x`, a value of the
+/// current state, is not such an address; the terms then grow with the path length.
+///
+/// For a read index `x` (a term over the state at `i`) facing such a store, the fact
+/// `x < bound` is proved from the sliced prefix `A_1 .. A_i` (one Z3 query, a timeout
+/// leaves the term alone); then the stores into later objects are dropped from the read
+/// and `x == addr` (addr a later allocation) becomes false. The result is
+/// `I_i = simp(W_i) ∧ facts`: equivalent to `W_i` under the facts, so `I_i ⊨ W_i` and the
+/// chain conditions `I_{i-1} ∧ A_i ⊨ I_i` are kept; the facts propagate backward to
+/// position 0, where they are valid because each holds on its prefix (the final validity
+/// check of `wp_0` and the Z3 validation confirm it).
+struct FutureCtx<'a, 'b> {
+    values: &'b mut DefValues<'a>,
+    /// The sliced prefix `A_1 .. A_pos` in a solver, built on the first query.
+    prefix: Option<z3::Solver>,
+    enc: &'a PathEncoding,
+    keep: &'b FxHashSet<(usize, usize)>,
+    pos: usize,
+    query_ms: u32,
+    bound: i64,
+    alloc_addrs: &'b FxHashSet<i64>,
+    /// NULL-outcome choices of allocations that the prefix proves non-NULL.
+    kills: Vec<Dynamic>,
+    falsum: Dynamic,
+    proven: FxHashMap<Dynamic, bool>,
+    facts: Vec<Bool>,
+    memo: FxHashMap<Dynamic, Dynamic>,
+}
+
+impl FutureCtx<'_, '_> {
+    fn simplify(&mut self, w: &Bool) -> Bool {
+        let d = Dynamic::from_ast(w);
+        if !self.has_future(&d) {
+            return w.clone();
+        }
+        let r = self.simp(&d).as_bool().unwrap_or_else(|| w.clone());
+        let mut parts = std::mem::take(&mut self.facts);
+        parts.push(r);
+        let out = Bool::and(&parts).simplify();
+        let d = prune_bounds(&Dynamic::from_ast(&out), &mut FxHashMap::default());
+        d.as_bool().unwrap_or(out)
+    }
+
+    fn num(d: &Dynamic) -> Option<i64> {
+        if d.kind() == AstKind::Numeral {
+            d.as_int().and_then(|i| i.as_i64())
+        } else {
+            None
+        }
+    }
+
+    fn is_future(&self, d: &Dynamic) -> bool {
+        Self::num(d).is_some_and(|v| v >= self.bound)
+    }
+
+    /// True if some numeral `>= bound` occurs (cheap pre-check).
+    fn has_future(&self, d: &Dynamic) -> bool {
+        let mut seen: FxHashSet<Dynamic> = FxHashSet::default();
+        let mut stack = vec![d.clone()];
+        while let Some(a) = stack.pop() {
+            if !seen.insert(a.clone()) {
+                continue;
+            }
+            match a.kind() {
+                AstKind::Numeral if self.is_future(&a) => return true,
+                AstKind::App => stack.extend(a.children()),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Proves `x < bound` on the prefix (memoised); records the fact.
+    fn below(&mut self, x: &Dynamic) -> bool {
+        if let Some(b) = self.proven.get(x) {
+            return *b;
+        }
+        let ok = match x.as_int() {
+            Some(xi) if x.kind() != AstKind::Numeral => {
+                let fact = xi.lt(Int::from_i64(self.bound));
+                // first by evaluating the definitions, then by a solver query
+                let by_value = self
+                    .values
+                    .eval(&Dynamic::from_ast(&fact), 0)
+                    .map(|v| {
+                        let refs: Vec<(&Dynamic, &Dynamic)> =
+                            self.kills.iter().map(|c| (c, &self.falsum)).collect();
+                        v.substitute(&refs).simplify()
+                    })
+                    .and_then(|v| v.as_bool())
+                    .and_then(|b| b.as_bool())
+                    == Some(true);
+                if by_value {
+                    self.facts.push(fact);
+                    self.proven.insert(x.clone(), true);
+                    return true;
+                }
+                let solver = self.prefix.get_or_insert_with(|| {
+                    let s = new_solver(&SmtOptions {
+                        timeout_ms: self.query_ms,
+                        ..SmtOptions::default()
+                    });
+                    for (i, st) in self.enc.steps.iter().enumerate().take(self.pos) {
+                        for (a, t) in &st.defs {
+                            s.assert(a.eq(t.clone()));
+                        }
+                        for (j, (_, g)) in st.guards.iter().enumerate() {
+                            if self.keep.contains(&(i, j)) {
+                                s.assert(g);
+                            }
+                        }
+                    }
+                    s
+                });
+                solver.push();
+                solver.assert(fact.not());
+                let ok = solver.check() == SatResult::Unsat;
+                solver.pop(1);
+                if ok {
+                    self.facts.push(fact);
+                }
+                ok
+            }
+            _ => false,
+        };
+        self.proven.insert(x.clone(), ok);
+        ok
+    }
+
+    fn simp(&mut self, t: &Dynamic) -> Dynamic {
+        if let Some(r) = self.memo.get(t) {
+            return r.clone();
+        }
+        let r = self.simp_uncached(t);
+        self.memo.insert(t.clone(), r.clone());
+        r
+    }
+
+    fn simp_uncached(&mut self, t: &Dynamic) -> Dynamic {
+        if t.kind() != AstKind::App {
+            return t.clone();
+        }
+        let old = t.children();
+        if old.is_empty() {
+            return t.clone();
+        }
+        let kids: Vec<Dynamic> = old.iter().map(|k| self.simp(k)).collect();
+        let decl = t.decl();
+        match decl.kind() {
+            DeclKind::Select if kids.len() == 2 => {
+                let mut chain = Vec::new();
+                let mut a = kids[0].clone();
+                while a.kind() == AstKind::App && a.decl().kind() == DeclKind::Store {
+                    let c = a.children();
+                    if c.len() != 3 {
+                        break;
+                    }
+                    chain.push((c[1].clone(), c[2].clone()));
+                    a = c[0].clone();
+                }
+                if chain.iter().any(|(i, _)| self.is_future(i)) && self.below(&kids[1]) {
+                    if let Some(mut arr) = a.as_array() {
+                        for (i, v) in chain.iter().rev() {
+                            if !self.is_future(i) {
+                                arr = arr.store(i, v);
+                            }
+                        }
+                        return arr.select(&kids[1]);
+                    }
+                }
+            }
+            DeclKind::Eq if kids.len() == 2 => {
+                for (c, x) in [(&kids[0], &kids[1]), (&kids[1], &kids[0])] {
+                    let later = Self::num(c)
+                        .is_some_and(|v| v >= self.bound && self.alloc_addrs.contains(&v));
+                    if later && Self::num(x).is_none() && self.below(x) {
+                        return Dynamic::from_ast(&Bool::from_bool(false));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if kids == old {
+            t.clone()
+        } else {
+            let refs: Vec<&dyn Ast> = kids.iter().map(|k| k as &dyn Ast).collect();
+            decl.apply(&refs)
+        }
+    }
 }
 
 fn wp_step(
@@ -295,13 +703,23 @@ fn validate(enc: &PathEncoding, seq: &[Bool], opts: &InterpolationOptions) -> Re
     }
     let s = new_solver(&opts.smt);
     for i in 0..n {
-        // Skip the solver when nothing can change (identical formula, no constraints).
+        if seq[i] == seq[i + 1] {
+            continue; // I ∧ A ⊨ I
+        }
+        let query = [seq[i].clone(), enc.steps[i].conjunct(), seq[i + 1].not()];
         s.push();
-        s.assert(&seq[i]);
-        s.assert(enc.steps[i].conjunct());
-        s.assert(seq[i + 1].not());
-        let r = s.check();
+        for q in &query {
+            s.assert(q);
+        }
+        let mut r = s.check();
         s.pop(1);
+        if r == SatResult::Unknown {
+            let full = new_full_solver(&opts.smt);
+            for q in &query {
+                full.assert(q);
+            }
+            r = full.check();
+        }
         match r {
             SatResult::Unsat => {}
             r => return Err(format!("I_{i} ∧ A_{} ⊭ I_{} ({r:?})", i + 1, i + 1)),
@@ -319,4 +737,74 @@ fn check_shared(enc: &PathEncoding, live: &Live, itp: &Bool) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// SMT-LIB rendering of `t` over the SSA names of `syms` (as a tree, no `let`), cut after
+/// about `max` bytes with ` ...`. Z3's own printer is far slower on large DAGs.
+fn smt2(t: &Term, syms: &SymbolTable, max: usize) -> String {
+    fn go(t: &Term, syms: &SymbolTable, max: usize, out: &mut String) {
+        use std::fmt::Write;
+        if out.len() > max {
+            return;
+        }
+        match t {
+            Term::Bool(b) => {
+                let _ = write!(out, "{b}");
+            }
+            Term::Num(n) if *n < 0 => {
+                let _ = write!(out, "(- {})", n.unsigned_abs());
+            }
+            Term::Num(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Term::Sym(s) => out.push_str(&syms.get(*s).name),
+            Term::App(f, args) => {
+                let name = match f {
+                    Fun::Not => "not",
+                    Fun::And => "and",
+                    Fun::Or => "or",
+                    Fun::Implies => "=>",
+                    Fun::Xor => "xor",
+                    Fun::Ite => "ite",
+                    Fun::Eq => "=",
+                    Fun::Distinct => "distinct",
+                    Fun::Le => "<=",
+                    Fun::Lt => "<",
+                    Fun::Ge => ">=",
+                    Fun::Gt => ">",
+                    Fun::Add => "+",
+                    Fun::Sub | Fun::Neg => "-",
+                    Fun::Mul => "*",
+                    Fun::Div => "div",
+                    Fun::Mod => "mod",
+                    Fun::Rem => "rem",
+                    Fun::Select => "select",
+                    Fun::Store => "store",
+                    Fun::ConstArray => "(as const (Array Int Int))",
+                    Fun::Uf(n) => n.as_str(),
+                };
+                out.push('(');
+                out.push_str(name);
+                for a in args {
+                    out.push(' ');
+                    go(a, syms, max, out);
+                    if out.len() > max {
+                        return;
+                    }
+                }
+                out.push(')');
+            }
+        }
+    }
+    let mut out = String::new();
+    go(t, syms, max, &mut out);
+    if out.len() > max {
+        let mut cut = max;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str(" ...");
+    }
+    out
 }

@@ -83,6 +83,7 @@ pub use encode::{encode_path, PathEncoding};
 pub use feasibility::{check_path, check_path_with, Feasibility, Model, Proof, SmtOptions};
 pub use interpolate::{
     interpolate, refine_path, Interpolant, Interpolants, InterpolationOptions, PathAnalysis,
+    Timings,
 };
 
 /// Errors of the SMT layer. None of them is a verdict: callers answer UNKNOWN.
