@@ -167,7 +167,9 @@ pub fn extract_atoms(
 /// terms over the SSA symbols of `syms`), after the same normalisation as
 /// [`extract_atoms`]: `select(store(..))` resolved, `ite` lifted out of atoms (each
 /// argument replaced by its ite-free leaf values, leaves related pairwise), `distinct`
-/// split into equalities. At most `max_atoms` atoms; polarity is dropped. Used by
+/// split into equalities. At most `max_atoms` atoms; polarity is dropped. Atoms comparing
+/// a pointer with the fixed address of an object (`l < 12288`, the bounds the
+/// interpolation adds about objects allocated later on the path) are left out. Used by
 /// predicate abstraction to turn interpolant atoms into predicates over program variables.
 pub fn theory_atoms(
     prog: &Program,
@@ -187,6 +189,7 @@ pub fn theory_atoms(
     let mut raw: Vec<Arc<Term>> = Vec::new();
     let mut seen = rustc_hash::FxHashMap::default();
     cx.collect_bool(term, &mut raw, &mut seen);
+    raw.retain(|a| !cx.mentions_object(a));
     raw
 }
 
@@ -454,6 +457,25 @@ impl Cx<'_> {
         }
     }
 
+    /// True for a relation between a pointer term and an object address numeral, or one
+    /// reading a field of an object given by its address (`&obj#2->pred`).
+    fn mentions_object(&self, atom: &Term) -> bool {
+        fn reads_obj(t: &Term) -> bool {
+            match t {
+                Term::App(Fun::Select, a) if a.len() == 2 && is_obj(&a[1]) => true,
+                Term::App(_, a) => a.iter().any(|x| reads_obj(x)),
+                _ => false,
+            }
+        }
+        let Term::App(_, args) = atom else {
+            return false;
+        };
+        (args.len() == 2
+            && (self.is_ptr_term(&args[0]) || self.is_ptr_term(&args[1]))
+            && args.iter().any(|a| is_obj(a)))
+            || reads_obj(atom)
+    }
+
     fn alias(&self, atom: &Term) -> Option<(VarId, VarId)> {
         if let Term::App(Fun::Eq, a) = atom {
             if a.len() == 2 && self.is_ptr_term(&a[0]) && self.is_ptr_term(&a[1]) {
@@ -482,8 +504,7 @@ impl Cx<'_> {
         // Object addresses in an interpolant belong to allocations *later* on the path
         // (earlier objects are held by state symbols): such atoms say nothing about
         // the state at this location.
-        let is_obj = |t: &Term| matches!(t, Term::Num(n) if *n >= STRIDE as i128 && *n % STRIDE as i128 == 0);
-        if ptr_ctx && (is_obj(&args[0]) || is_obj(&args[1])) {
+        if self.mentions_object(t) {
             return None;
         }
         let text = format!(
@@ -692,6 +713,11 @@ impl fmt::Display for RenderT<'_, '_> {
             }
         }
     }
+}
+
+/// The fixed address of an object of the path (see the memory model in `smt`).
+fn is_obj(t: &Term) -> bool {
+    matches!(t, Term::Num(n) if *n >= STRIDE as i128 && *n % STRIDE as i128 == 0)
 }
 
 fn operand_str(prog: &Program, o: &Operand) -> String {
