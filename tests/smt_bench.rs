@@ -56,6 +56,35 @@ pub fn dll_path(n: usize) -> (Program, Vec<Step>) {
     b.error()
 }
 
+/// An integer path: `x = 0; y = 0;` then `x = x + 1; y = y + x;` repeated, finally
+/// `assume(x != k)` for the exact count `k`: about `n` operations, infeasible.
+pub fn int_path(n: usize) -> (Program, Vec<Step>) {
+    let mut b = Builder::new();
+    let x = b.var("x", Ty::INT);
+    let y = b.var("y", Ty::INT);
+    b.op(Op::Assign {
+        dst: x,
+        src: Expr::Int(0),
+    })
+    .op(Op::Assign {
+        dst: y,
+        src: Expr::Int(0),
+    });
+    let iters = (n.saturating_sub(3) / 2).max(1);
+    for _ in 0..iters {
+        b.op(Op::Assign {
+            dst: x,
+            src: Expr::bin(BinOp::Add, v(x), Expr::Int(1)),
+        })
+        .op(Op::Assign {
+            dst: y,
+            src: Expr::bin(BinOp::Add, v(y), v(x)),
+        });
+    }
+    b.assume(ne(v(x), Expr::Int(iters as i64)));
+    b.error()
+}
+
 /// Median of `runs` measurements of `f` (ms).
 fn median_ms(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
     let mut v: Vec<f64> = (0..runs).map(|_| f()).collect();
@@ -66,9 +95,21 @@ fn median_ms(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
 #[test]
 #[ignore]
 fn bench_scaling() {
-    println!("ops\tfeasibility_ms\tinterpolation_ms\tvalidation_ms\trefine_total_ms\tcore");
-    for n in [10usize, 100, 200, 500, 1000] {
-        let (prog, path) = dll_path(n);
+    println!("path\tops\tfeasibility_ms\tinterpolation_ms\tvalidation_ms\trefine_total_ms\tcore");
+    let cases = [10usize, 100, 200, 500, 1000]
+        .into_iter()
+        .map(|n| ("pointer", n))
+        .chain(
+            [10usize, 100, 200, 1000]
+                .into_iter()
+                .map(|n| ("integer", n)),
+        );
+    for (kind, n) in cases {
+        let (prog, path) = if kind == "pointer" {
+            dll_path(n)
+        } else {
+            int_path(n)
+        };
         let runs = if n >= 500 { 3 } else { 7 };
         let check = median_ms(runs, || {
             let t0 = Instant::now();
@@ -91,7 +132,7 @@ fn bench_scaling() {
         });
         let i = last.expect("ran");
         println!(
-            "{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}",
+            "{kind}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}",
             path.len(),
             check,
             (i.timings.wp + i.timings.atoms).as_secs_f64() * 1e3,

@@ -15,6 +15,21 @@
 //! leaves a quantifier, interpolation fails (no predicates are learnt, the caller answers
 //! UNKNOWN for this refinement). `wp(A_1 .. A_n, false)` at position 0 must be valid
 //! (that is the infeasibility of the sliced path); it is replaced by `true`.
+//!
+//! Plain weakest preconditions grow with the path: they carry every later store into
+//! objects allocated later on the path (fixed addresses, see the memory model), because
+//! they cannot know that a pointer of the current state is not such an object. Each
+//! `wp` step is therefore simplified at its position `i` ([`FutureCtx`]): for a read
+//! index `x` facing such stores the bound `x < next allocation address` is proved from
+//! the sliced prefix (by evaluating the SSA definitions, else one Z3 query), the stores
+//! are dropped from the read and the bound is conjoined to `I_i` (so `I_i ⊨ wp`, and the
+//! chain conditions hold by construction; implied bounds are pruned). The interpolants
+//! then stay of constant size along a list-building loop, and their atoms are the
+//! program-level facts (`l->succ->pred == l`); atoms over object addresses are dropped.
+//! If this fails, the plain weakest preconditions are used.
+//!
+//! All solvers are created for the logic `QF_AUFLIA` (fast start-up), and a query it
+//! answers `unknown` is retried with Z3's default solver.
 
 use super::atoms::{extract_atoms, Atom};
 use super::encode::{encode_path, Live, PathEncoding, SymbolTable, STRIDE};
@@ -30,6 +45,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use z3::ast::{exists_const, Ast, Bool, Dynamic, Int};
 use z3::{AstKind, DeclKind, Goal, SatResult, Tactic};
+
+/// Queries per incremental validation solver.
+const VALIDATION_BATCH: usize = 32;
 
 /// Alias candidates of one interpolant.
 type Aliases = BTreeSet<(VarId, VarId)>;
@@ -701,10 +719,17 @@ fn validate(enc: &PathEncoding, seq: &[Bool], opts: &InterpolationOptions) -> Re
     for (pos, itp) in seq.iter().enumerate() {
         check_shared(enc, &enc.live[pos], itp).map_err(|e| format!("I_{pos}: {e}"))?;
     }
-    let s = new_solver(&opts.smt);
+    let mut s = new_solver(&opts.smt);
+    let mut used = 0;
     for i in 0..n {
         if seq[i] == seq[i + 1] {
             continue; // I ∧ A ⊨ I
+        }
+        // One incremental solver (push/pop) for a batch of queries, renewed now and then
+        // so that state kept across pops does not slow long paths down.
+        used += 1;
+        if used % VALIDATION_BATCH == 0 {
+            s = new_solver(&opts.smt);
         }
         let query = [seq[i].clone(), enc.steps[i].conjunct(), seq[i + 1].not()];
         s.push();
