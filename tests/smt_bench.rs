@@ -121,24 +121,31 @@ fn bench_scaling() {
             validate: true,
             ..Default::default()
         };
-        let mut last = None;
+        let mut interp = Vec::new();
+        let mut valid = Vec::new();
+        let mut core = 0;
         let total = median_ms(runs, || {
             let t0 = Instant::now();
             let i = interpolate(&prog, &path, &opts).expect("interpolate");
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             assert!(i.validated);
-            last = Some(i);
+            interp.push((i.timings.wp + i.timings.atoms).as_secs_f64() * 1e3);
+            valid.push(i.timings.validation.as_secs_f64() * 1e3);
+            core = i.proof.core.len();
             ms
         });
-        let i = last.expect("ran");
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
         println!(
             "{kind}\t{}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}",
             path.len(),
             check,
-            (i.timings.wp + i.timings.atoms).as_secs_f64() * 1e3,
-            i.timings.validation.as_secs_f64() * 1e3,
+            med(interp),
+            med(valid),
             total,
-            i.proof.core.len()
+            core
         );
     }
 }
