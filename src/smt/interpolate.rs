@@ -264,9 +264,7 @@ fn wp_sequence_with(
                         continue;
                     }
                     let g = Dynamic::from_ast(&st.guards[j].1);
-                    let Some(v) = values.eval(&g, 0) else {
-                        continue;
-                    };
+                    let v = values.eval(&g);
                     if v.substitute(&[(c, &t)])
                         .simplify()
                         .as_bool()
@@ -326,51 +324,63 @@ fn wp_sequence_with(
 }
 
 /// Values of SSA symbols as functions of the path-start symbols and choices, by
-/// substituting the definitions of the path (lazily, memoised). Used to prove facts
-/// `x < bound` cheaply: the definitions are part of every prefix that defines them.
+/// substituting the definitions of the path (computed in path order up to the latest
+/// definition needed, without recursion). Used to prove facts `x < bound` cheaply: the
+/// definitions are part of every prefix that defines them.
 struct DefValues<'a> {
-    defs: FxHashMap<String, &'a Dynamic>,
-    memo: FxHashMap<String, Dynamic>,
+    /// Definitions in path order.
+    order: Vec<&'a Dynamic>,
+    index: FxHashMap<String, usize>,
+    /// Values of `order[..values.len()]`.
+    values: Vec<Dynamic>,
 }
 
 impl<'a> DefValues<'a> {
     fn new(enc: &'a PathEncoding) -> Self {
-        let mut defs = FxHashMap::default();
+        let mut order = Vec::new();
+        let mut index = FxHashMap::default();
         for st in &enc.steps {
             for (s, t) in &st.defs {
-                defs.insert(s.decl().name(), t);
+                index.insert(s.decl().name(), order.len());
+                order.push(t);
             }
         }
         DefValues {
-            defs,
-            memo: FxHashMap::default(),
+            order,
+            index,
+            values: Vec::new(),
         }
     }
 
     /// `t` with every defined symbol replaced by its value, simplified.
-    fn eval(&mut self, t: &Dynamic, depth: usize) -> Option<Dynamic> {
-        if depth > 10_000 {
-            return None;
-        }
+    fn eval(&mut self, t: &Dynamic) -> Dynamic {
         let names = const_names(t);
+        let ks: Vec<usize> = names
+            .iter()
+            .filter_map(|n| self.index.get(n).copied())
+            .collect();
+        if let Some(&last) = ks.iter().max() {
+            while self.values.len() <= last {
+                let rhs = self.order[self.values.len()];
+                let v = self.subst(rhs);
+                self.values.push(v);
+            }
+        }
+        self.subst(t)
+    }
+
+    /// `t` with the defined symbols that already have a value replaced, simplified.
+    fn subst(&self, t: &Dynamic) -> Dynamic {
         let mut pairs: Vec<(Dynamic, Dynamic)> = Vec::new();
-        for name in names {
-            let Some(rhs) = self.defs.get(&name).copied() else {
-                continue;
-            };
-            let v = match self.memo.get(&name) {
-                Some(v) => v.clone(),
-                None => {
-                    let v = self.eval(rhs, depth + 1)?;
-                    self.memo.insert(name.clone(), v.clone());
-                    v
+        for name in const_names(t) {
+            if let Some(&k) = self.index.get(&name) {
+                if let Some(v) = self.values.get(k) {
+                    pairs.push((enc_const(v, &name), v.clone()));
                 }
-            };
-            let sym = enc_const(rhs, &name);
-            pairs.push((sym, v));
+            }
         }
         let refs: Vec<(&Dynamic, &Dynamic)> = pairs.iter().map(|(a, b)| (a, b)).collect();
-        Some(t.substitute(&refs).simplify())
+        t.substitute(&refs).simplify()
     }
 }
 
@@ -527,13 +537,16 @@ impl FutureCtx<'_, '_> {
                 // first by evaluating the definitions, then by a solver query
                 let by_value = self
                     .values
-                    .eval(&Dynamic::from_ast(&fact), 0)
-                    .map(|v| {
-                        let refs: Vec<(&Dynamic, &Dynamic)> =
-                            self.kills.iter().map(|c| (c, &self.falsum)).collect();
-                        v.substitute(&refs).simplify()
-                    })
-                    .and_then(|v| v.as_bool())
+                    .eval(&Dynamic::from_ast(&fact))
+                    .substitute(
+                        &self
+                            .kills
+                            .iter()
+                            .map(|c| (c, &self.falsum))
+                            .collect::<Vec<_>>(),
+                    )
+                    .simplify()
+                    .as_bool()
                     .and_then(|b| b.as_bool())
                     == Some(true);
                 if by_value {
