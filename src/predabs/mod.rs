@@ -1,7 +1,7 @@
 //! Predicate abstraction (BLAST-style, Cartesian) as a [`Cpa`].
 //!
 //! - A *predicate* ([`Pred`]) is a comparison over program variables kept as a
-//!   [`cfa::Expr`] (so certificates stay readable), restricted to a fragment with an
+//!   [`crate::cfa::Expr`] (so certificates stay readable), restricted to a fragment with an
 //!   exact, representation-independent meaning (see [`is_predicate`]): linear integer
 //!   relations over integer variables (`x < 10`, `x - y <= 2`), and (dis)equalities of
 //!   pointer variables with each other or with `NULL` (`p == q`, `p == NULL`).
