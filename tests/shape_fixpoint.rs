@@ -152,3 +152,92 @@ fn sll_reverse_keeps_acyclicity() {
     );
     assert!(!fx.incomplete && fx.errors.is_empty());
 }
+
+fn seeds(name: &str) -> String {
+    format!("../shared/bench/seeds/{name}")
+}
+
+/// ART nodes after the concatenation in `main` of dll_concat(_bug).c and before the list
+/// is destroyed: in `assert_dll`, or in `main` on lines 57-58. (Inside `free_list`
+/// the freed node's successor may get cancellation 1/2: the update after a node
+/// removal re-evaluates the definition next to a summary node.)
+fn after_concat(p: &Program, loc: shapemc::cfa::Node) -> bool {
+    let l = &p.graph[loc];
+    let f = p.functions[l.func].name.as_str();
+    f == "assert_dll" || (f == "main" && (57..=58).contains(&l.src.line))
+}
+
+fn dll_prec(p: &Program) -> (StructId, ShapePrec) {
+    let sid = struct_id(p, "node");
+    let cl = class(
+        p,
+        sid,
+        "dll",
+        &["cancel"],
+        &[("next", "succ"), ("prev", "pred")],
+        &["data == 0"],
+    );
+    (sid, ShapePrec::single(sid, cl))
+}
+
+#[test]
+fn dll_concat_keeps_cancellation() {
+    let p = parse(&seeds("dll_concat.c"));
+    let (sid, prec) = dll_prec(&p);
+    let r = run_art(&p, &prec);
+    report("dll_concat", &p, &r);
+    assert_eq!(
+        r.outcome,
+        BuildOutcome::Complete,
+        "no error location is reachable"
+    );
+    let c1 = PredSym::with("cancel", &["succ", "pred"]);
+    let c2 = PredSym::with("cancel", &["pred", "succ"]);
+    let mut checked = 0;
+    for n in r
+        .art
+        .nodes
+        .iter()
+        .filter(|n| n.alive && after_concat(&p, n.loc))
+    {
+        checked += 1;
+        for c in [&c1, &c2] {
+            assert!(
+                everywhere(&n.state, sid, c, Kleene::True),
+                "{c} lost at {:?}: {}",
+                n.loc,
+                n.state.comps[&sid]
+                    .region
+                    .structures()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+    }
+    assert!(checked > 20, "only {checked} nodes after the concatenation");
+}
+
+#[test]
+fn dll_concat_bug_loses_cancellation() {
+    let p = parse(&seeds("dll_concat_bug.c"));
+    let (sid, prec) = dll_prec(&p);
+    let r = run_art(&p, &prec);
+    report("dll_concat_bug", &p, &r);
+    let BuildOutcome::Error(e) = r.outcome else {
+        panic!("the bug must reach an error location: {:?}", r.outcome)
+    };
+    // the error is the failed back-link check p->succ->pred == p (line 36)
+    assert_eq!(p.graph[r.art.nodes[e].loc].src.line, 36);
+    let c1 = PredSym::with("cancel", &["succ", "pred"]);
+    let lost = r
+        .art
+        .nodes
+        .iter()
+        .filter(|n| n.alive && after_concat(&p, n.loc))
+        .any(|n| !everywhere(&n.state, sid, &c1, Kleene::True));
+    assert!(
+        lost,
+        "cancel[succ, pred] must be lost after the buggy concatenation"
+    );
+}
