@@ -157,14 +157,12 @@ fn seeds(name: &str) -> String {
     format!("../shared/bench/seeds/{name}")
 }
 
-/// ART nodes after the concatenation in `main` of dll_concat(_bug).c and before the list
-/// is destroyed: in `assert_dll`, or in `main` on lines 57-58. (Inside `free_list`
-/// the freed node's successor may get cancellation 1/2: the update after a node
-/// removal re-evaluates the definition next to a summary node.)
+/// ART nodes after the concatenation in `main` of dll_concat(_bug).c: in `assert_dll`,
+/// `free_list`, or in `main` from line 57 on.
 fn after_concat(p: &Program, loc: shapemc::cfa::Node) -> bool {
     let l = &p.graph[loc];
     let f = p.functions[l.func].name.as_str();
-    f == "assert_dll" || (f == "main" && (57..=58).contains(&l.src.line))
+    f == "assert_dll" || f == "free_list" || (f == "main" && l.src.line >= 57)
 }
 
 fn dll_prec(p: &Program) -> (StructId, ShapePrec) {
@@ -173,7 +171,7 @@ fn dll_prec(p: &Program) -> (StructId, ShapePrec) {
         p,
         sid,
         "dll",
-        &["cancel"],
+        &["cancel", "reach"],
         &[("next", "succ"), ("prev", "pred")],
         &["data == 0"],
     );
@@ -240,4 +238,173 @@ fn dll_concat_bug_loses_cancellation() {
         lost,
         "cancel[succ, pred] must be lost after the buggy concatenation"
     );
+}
+
+fn gdsl(name: &str) -> String {
+    format!("../shared/bench/gdsl/{name}")
+}
+
+fn treep_prec(p: &Program, families: &[&str]) -> (StructId, ShapePrec) {
+    let sid = struct_id(p, "tp");
+    let cl = class(
+        p,
+        sid,
+        "tree-parent",
+        families,
+        &[("left", "l"), ("right", "r"), ("parent", "father")],
+        &[],
+    );
+    (sid, ShapePrec::single(sid, cl))
+}
+
+/// A hand-made tree class (as in `tests/tvla_fixpoint.rs`): all `struct tp *` variables
+/// separating, fields l, r, father; downward reachability from the root and the
+/// rotated nodes, the down closure, downward acyclicity, both parent cancellations,
+/// the parent-is-a-child constraint predicate and sharing.
+fn treep_hand(p: &Program) -> (StructId, ShapePrec) {
+    use shapemc::tvla::families as fam;
+    let sid = struct_id(p, "tp");
+    let ptrs = pointer_vars(p, sid);
+    let ptrs: Vec<&str> = ptrs.iter().map(|s| s.as_str()).collect();
+    let lr = ["l", "r"];
+    let instr = vec![
+        fam::tc(&lr),
+        fam::acyclic(&lr),
+        fam::cancel("l", "father"),
+        fam::cancel("r", "father"),
+        fam::shared(&lr),
+    ];
+    let cl = fam::simple_class(&ptrs, &["l", "r", "father"], instr);
+    (sid, ShapePrec::single(sid, cl))
+}
+
+/// Nodes in `main` after the rotation and in `check_parents` (before `tp_free`).
+fn after_rotation(p: &Program, loc: shapemc::cfa::Node) -> bool {
+    let l = &p.graph[loc];
+    let f = p.functions[l.func].name.as_str();
+    f == "check_parents" || (f == "main" && (96..=97).contains(&l.src.line))
+}
+
+#[test]
+fn tree_rotation_keeps_parent_cancellation() {
+    let p = parse(&gdsl("treep_rotate_left.c"));
+    let (sid, prec) = treep_prec(&p, &["cancel"]);
+    let r = run_art(&p, &prec);
+    report("treep_rotate_left", &p, &r);
+    assert_eq!(
+        r.outcome,
+        BuildOutcome::Complete,
+        "no error location is reachable"
+    );
+    let mut checked = 0;
+    for n in r
+        .art
+        .nodes
+        .iter()
+        .filter(|n| n.alive && after_rotation(&p, n.loc))
+    {
+        checked += 1;
+        for c in [
+            PredSym::with("cancel", &["l", "father"]),
+            PredSym::with("cancel", &["r", "father"]),
+        ] {
+            assert!(
+                everywhere(&n.state, sid, &c, Kleene::True),
+                "{c} lost at {:?}",
+                n.loc
+            );
+        }
+    }
+    assert!(checked > 5, "only {checked} nodes after the rotation");
+}
+
+#[test]
+fn tree_rotation_bug_is_found() {
+    let p = parse(&gdsl("treep_rotate_left_bug.c"));
+    let (_, prec) = treep_prec(&p, &["cancel"]);
+    let r = run_art(&p, &prec);
+    report("treep_rotate_left_bug", &p, &r);
+    assert!(
+        matches!(r.outcome, BuildOutcome::Error(_)),
+        "{:?}",
+        r.outcome
+    );
+}
+
+#[test]
+#[ignore]
+fn debug_tree() {
+    let p = parse(&gdsl("treep_rotate_left.c"));
+    let (sid, prec) = treep_hand(&p);
+    let r = run_art(&p, &prec);
+    report("dbg", &p, &r);
+    let acyc = PredSym::with("acyc", &["l", "r"]);
+    let bad = r
+        .art
+        .nodes
+        .iter()
+        .position(|n| !everywhere(&n.state, sid, &acyc, Kleene::True));
+    if let Some(n) = bad {
+        println!("error line {}", p.graph[r.art.nodes[n].loc].src.line);
+        for m in r
+            .art
+            .nodes_to(n)
+            .into_iter()
+            .rev()
+            .take(8)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let nd = &r.art.nodes[m];
+            let c = &nd.state.comps[&sid];
+            println!(
+                "--- loc {:?} wild {:?} {:?} uninit {:?}",
+                nd.loc, c.wild_vars, c.wild_fields, c.uninit
+            );
+            if let Some((_, st)) = nd.parent {
+                println!("via {}", p.op_str(&p.step_edge(st).op));
+            }
+            for s in c.region.structures() {
+                println!("{s}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn debug_dll() {
+    let p = parse(&seeds("dll_concat.c"));
+    let (sid, prec) = dll_prec(&p);
+    let r = run_art(&p, &prec);
+    let c2 = PredSym::with("cancel", &["pred", "succ"]);
+    let bad = r.art.nodes.iter().position(|n| {
+        n.alive && after_concat(&p, n.loc) && !everywhere(&n.state, sid, &c2, Kleene::True)
+    });
+    if let Some(n) = bad {
+        for m in r
+            .art
+            .nodes_to(n)
+            .into_iter()
+            .rev()
+            .take(12)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let nd = &r.art.nodes[m];
+            let c = &nd.state.comps[&sid];
+            println!(
+                "--- loc {:?} wild {:?} {:?} uninit {:?}",
+                nd.loc, c.wild_vars, c.wild_fields, c.uninit
+            );
+            if let Some((_, st)) = nd.parent {
+                println!("via {}", p.op_str(&p.step_edge(st).op));
+            }
+            for s in c.region.structures() {
+                println!("{s}");
+            }
+        }
+    }
 }

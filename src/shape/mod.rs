@@ -50,6 +50,7 @@
 //! [`ShapeCpa::covers`] = embedding of every structure plus inclusion of the flags.
 
 mod heap;
+mod live;
 mod ops;
 #[cfg(test)]
 mod tests;
@@ -350,6 +351,9 @@ pub struct ShapeCpa {
     /// Fields whose address is taken somewhere in the program (`&p->f`); a store
     /// through an arbitrary pointer (`*q = e`) may write them. `None`: every field.
     pub addr_taken: Option<BTreeSet<crate::cfa::FieldRef>>,
+    /// Live local variables per location; tracked pointer variables of the location's
+    /// function that are dead there are set to NULL. `None`: no dead-variable reset.
+    pub live: Option<std::sync::Arc<std::collections::HashMap<Node, BTreeSet<VarId>>>>,
 }
 
 impl ShapeCpa {
@@ -364,6 +368,7 @@ impl ShapeCpa {
         ShapeCpa {
             split: true,
             addr_taken: Some(at),
+            live: Some(std::sync::Arc::new(live::live_vars(prog))),
         }
     }
     /// The same CPA with joined successors.
@@ -380,7 +385,10 @@ impl ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
-        let t = ops::post_step(self, prog, s, step)?;
+        let mut t = ops::post_step(self, prog, s, step)?;
+        if let Some(live) = &self.live {
+            ops::kill_dead(prog, &mut t, to, live.get(&to));
+        }
         let t = ops::convert_state(&t, &prec.classes_at(to));
         (!t.is_bottom()).then_some(t)
     }

@@ -758,6 +758,79 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
     }
 }
 
+/// Sets the tracked pointer variables of `to`'s function that are dead at `to` to NULL
+/// (only where that changes something).
+pub(super) fn kill_dead(
+    prog: &Program,
+    s: &mut ShapeState,
+    to: crate::cfa::Node,
+    live: Option<&BTreeSet<VarId>>,
+) {
+    let Some(loc) = prog.graph.node_weight(to) else {
+        return;
+    };
+    let func = loc.func;
+    let mut dead: BTreeMap<StructId, Vec<String>> = BTreeMap::new();
+    for (v, var) in prog.vars.iter().enumerate() {
+        let mine = matches!(var.scope, crate::cfa::Scope::Local(f) | crate::cfa::Scope::Param(f) | crate::cfa::Scope::Temp(f) if f == func);
+        if !mine || live.is_some_and(|l| l.contains(&v)) {
+            continue;
+        }
+        if var.ty.is_int() {
+            forget_var(s, v);
+            continue;
+        }
+        for (k, c) in s.comps.iter() {
+            if !is_tracked(c, &var.name) {
+                continue;
+            }
+            let ps = PredSym::with("pt", &[var.name.as_str()]);
+            let points = c
+                .region
+                .structures()
+                .any(|st| (0..st.len()).any(|u| st.value(&ps, &[u]) != Kleene::False));
+            let flagged =
+                c.wild_vars.contains(&var.name) || c.uninit.iter().any(|(x, _)| *x == var.name);
+            if points || flagged {
+                dead.entry(*k).or_default().push(var.name.clone());
+            }
+        }
+    }
+    for (k, c) in s.comps.iter_mut() {
+        let Some(vs) = dead.get(k) else { continue };
+        for x in vs {
+            release(c, x);
+            c.wild_vars.remove(x);
+        }
+        let ops: Vec<PtrOp> = vs
+            .iter()
+            .map(|x| PtrOp::AssignNull { x: x.clone() })
+            .collect();
+        run_seq(c, &ops);
+    }
+}
+
+/// Applies a sequence of operations to every structure with one canonical abstraction
+/// at the end (intermediate blurs would lose precision).
+fn run_seq(c: &mut ShapeComp, ops: &[PtrOp]) {
+    let class = c.region.class.clone();
+    let mut out = ShapeRegion::empty(class.clone());
+    for s in c.region.structures() {
+        let mut cur = vec![s.clone()];
+        for op in ops {
+            let mut next = Vec::new();
+            for t in &cur {
+                next.extend(crate::tvla::post_concrete(t, op).structures);
+            }
+            cur = next;
+        }
+        for t in cur {
+            out.insert(t.blur());
+        }
+    }
+    c.region = out;
+}
+
 /// Converts every component of `s` to the classes `classes` (components of struct
 /// types without a class are dropped, new ones start at ⊤).
 pub(super) fn convert_state(
