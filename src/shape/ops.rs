@@ -778,6 +778,16 @@ pub(super) fn kill_dead(
         }
         if var.ty.is_int() {
             forget_var(s, v);
+        }
+    }
+    for (v, var) in prog.vars.iter().enumerate() {
+        let mine = matches!(var.scope, crate::cfa::Scope::Local(f) | crate::cfa::Scope::Param(f) | crate::cfa::Scope::Temp(f) if f == func);
+        if !mine || var.ty.is_int() || live.is_some_and(|l| l.contains(&v)) {
+            continue;
+        }
+        // a live integer still holds a field of this pointer's cell (`t = p->data`):
+        // keep the pointer so that `assume(t ...)` refines the right node
+        if s.loaded.values().any(|(p, _)| *p == v) {
             continue;
         }
         for (k, c) in s.comps.iter() {
