@@ -375,7 +375,7 @@ fn shape_fixpoint_benchmark() {
             *locs.entry(n.loc).or_insert(0usize) += n.state.num_structures();
         }
         let t0 = Instant::now();
-        let fx = fixpoint(p, prec, 200_000);
+        let fx = fixpoint(p, prec, 5_000);
         let wl = t0.elapsed().as_secs_f64() * 1e3;
         let spl = fx.structures_per_location();
         let outcome = match r.outcome {

@@ -49,6 +49,20 @@
 //! per-location join for worklist fixpoints ([`fixpoint`]). Stop is subsumption:
 //! [`ShapeCpa::covers`] = embedding of every structure plus inclusion of the flags.
 
+//!
+//! # API for the CEGAR loop
+//! - precision: `ShapePrec::single(struct_id, class)` / `set_global` / `set_at`, with
+//!   `class = class_for(&prog, struct_id, &lattice, &scg, &tracking_def)`
+//!   ([`pointer_vars`] lists the candidate pointers of a struct type);
+//! - CPA: `ShapeCpa::new(&prog)` (merge-sep, for `art::build`), `.joined()` for one
+//!   successor per step; `Cpa::initial`, `Cpa::post`, `Cpa::covers`;
+//! - HeapToShape: [`heap_to_shape`] (one struct type) / [`heap_to_shape_state`]
+//!   (all classes at a location, e.g. for `Art::map_states` in `Abstract`);
+//! - infeasibility: [`ShapeState::is_bottom`] and [`ShapeCpa::path_post`] (FineTune: a
+//!   path is ruled out by a class iff `path_post` returns `None`); an ART built with
+//!   this CPA that is complete without an error node proves the error unreachable;
+//! - changing a class: states are converted on the next post ([`convert_comp`]).
+
 mod heap;
 mod live;
 mod ops;

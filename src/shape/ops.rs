@@ -586,11 +586,11 @@ fn alloc(prog: &Program, s: &mut ShapeState, dst: VarId, pointee: &Ty, kind: All
         run(c, &PtrOp::Malloc { x: x.clone() });
         c.wild_vars.remove(&x);
         if zeroed {
-            let fields: Vec<String> = prog.structs[*k]
-                .fields
-                .iter()
-                .map(|f| f.name.clone())
-                .collect();
+            let fields: Vec<String> = prog
+                .structs
+                .get(*k)
+                .map(|d| d.fields.iter().map(|f| f.name.clone()).collect())
+                .unwrap_or_default();
             for f in fields {
                 set_fields(c, &x, &f, Some(VSet::Range(0, 0)));
             }
