@@ -433,3 +433,89 @@ fn traps_are_never_proven_safe() {
         }
     }
 }
+
+/// Soundness on the benchmark suites: with every pointer variable and every
+/// self-referential field of every struct type tracked (plus cancellation for two-field
+/// types and acyclicity), no task whose expected verdict is `false` (a reachable error)
+/// may get a complete ART. Tasks the front end rejects are skipped; each run is bounded
+/// by nodes and time. `SHAPE_SUITES` (comma-separated dirs) overrides the suites.
+#[test]
+#[ignore]
+fn bug_tasks_are_never_proven_safe() {
+    use shapemc::tvla::families as fam;
+    let suites = std::env::var("SHAPE_SUITES")
+        .unwrap_or("benchmarks,../shared/bench/seeds,../shared/bench/gdsl".into());
+    let (mut ran, mut safe_proofs, mut bugs) = (0, 0, 0);
+    for dir in suites.split(',') {
+        let Ok(rd) = std::fs::read_dir(bench(dir)) else {
+            continue;
+        };
+        let mut ymls: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yml"))
+            .collect();
+        ymls.sort();
+        for yml in ymls {
+            let text = std::fs::read_to_string(&yml).unwrap_or_default();
+            if !text.contains("unreach-call") {
+                continue;
+            }
+            let expected_false = text.contains("expected_verdict: false");
+            let c = yml.with_extension("c");
+            let Ok(p) = parse_file(&c, &FrontendOptions::default()) else {
+                continue;
+            };
+            let mut prec = ShapePrec::new();
+            for (sid, sd) in p.structs.iter().enumerate() {
+                let fields: Vec<&str> = sd
+                    .fields
+                    .iter()
+                    .filter(|f| f.ty.pointee_struct() == Some(sid))
+                    .map(|f| f.name.as_str())
+                    .collect();
+                let ptrs = pointer_vars(&p, sid);
+                if fields.is_empty() || ptrs.is_empty() {
+                    continue;
+                }
+                let ptrs: Vec<&str> = ptrs.iter().map(|s| s.as_str()).collect();
+                let mut instr = vec![fam::acyclic(&fields)];
+                if fields.len() == 2 {
+                    instr.push(fam::cancel(fields[0], fields[1]));
+                    instr.push(fam::cancel(fields[1], fields[0]));
+                }
+                prec.set_global(sid, fam::simple_class(&ptrs, &fields, instr));
+            }
+            let cpa = ShapeCpa::new(&p);
+            let mut art = Art::new(&p, shapemc::cpa::Cpa::initial(&cpa, &p, &prec));
+            let opts = BuildOptions {
+                max_nodes: 20_000,
+                deadline: Some(Instant::now() + std::time::Duration::from_secs(20)),
+                ..BuildOptions::default()
+            };
+            let t0 = Instant::now();
+            let out = build(&cpa, &p, &mut art, &prec, &opts, &mut |_| false);
+            ran += 1;
+            let complete = out == BuildOutcome::Complete;
+            safe_proofs += complete as usize;
+            bugs += expected_false as usize;
+            println!(
+                "{}: expected {}, {} ({} nodes, {:.0} ms)",
+                c.display(),
+                if expected_false { "bug" } else { "safe" },
+                match &out {
+                    BuildOutcome::Complete => "PROVEN SAFE".to_string(),
+                    BuildOutcome::Error(_) => "error reached".to_string(),
+                    o => format!("{o:?}"),
+                },
+                art.size(),
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+            assert!(
+                !(expected_false && complete),
+                "UNSOUND: {} has a reachable error but the shape ART is complete",
+                c.display()
+            );
+        }
+    }
+    println!("{ran} tasks ({bugs} with bugs), {safe_proofs} proven safe");
+}
