@@ -196,3 +196,70 @@ fn precision_overrides_per_location() {
     assert_eq!(p.classes_at(l)[&0], &b);
     assert_eq!(p.classes_at(crate::cfa::Node::new(4))[&0], &a);
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A pointer value for a heap of `n` cells: NULL, ⊤ or one of the cells.
+    fn ptr_val(n: u32) -> impl Strategy<Value = Value> {
+        prop_oneof![Just(Value::NULL), Just(Value::Top), (1..=n).prop_map(pv),]
+    }
+
+    /// Random struct-0 heaps (`data`, `succ`, `pred`) of 1..=4 cells and two variables.
+    fn heaps() -> impl Strategy<Value = crate::explicit::ExplicitState> {
+        (1u32..=4).prop_flat_map(|n| {
+            let cell = (
+                prop_oneof![Just(Value::Int(0)), Just(Value::Int(1)), Just(Value::Top)],
+                ptr_val(n),
+                ptr_val(n),
+            );
+            (
+                proptest::collection::vec(cell, n as usize),
+                ptr_val(n),
+                ptr_val(n),
+            )
+                .prop_map(move |(cells, a, b)| {
+                    let prog = heap_prog(&["succ", "pred"], 2, 0);
+                    let cells: Vec<(u32, Vec<Value>)> = cells
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (d, s, p))| (i as u32 + 1, vec![d, s, p]))
+                        .collect();
+                    heap(&prog, &[(0, a), (1, b)], &cells)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Coverage is reflexive, join is an upper bound, split parts are covered, and
+        /// states survive JSON; the abstraction under a finer class embeds into the
+        /// conversion of the coarser abstraction (conversion is sound).
+        #[test]
+        fn laws_of_states(h1 in heaps(), h2 in heaps()) {
+            let prog = heap_prog(&["succ", "pred"], 2, 0);
+            let coarse = dll_class(&prog, &[], &[]);
+            let fine = dll_class(&prog, &["cancel", "reach"], &["data == 0"]);
+            let mut m = BTreeMap::new();
+            m.insert(0, &fine);
+            let a = heap_to_shape_state(&prog, &h1, &m);
+            let b = heap_to_shape_state(&prog, &h2, &m);
+            prop_assert!(a.subsumed_by(&a));
+            if let Some(j) = a.join(&b) {
+                prop_assert!(a.subsumed_by(&j) && b.subsumed_by(&j));
+                for part in j.split() {
+                    prop_assert!(part.subsumed_by(&j));
+                }
+            }
+            let json = serde_json::to_string(&a).unwrap_or_default();
+            let back: ShapeState = serde_json::from_str(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&back, &a);
+            let c = heap_to_shape(&prog, &h1, 0, &coarse);
+            let conv = convert_comp(&c, &fine);
+            let direct = heap_to_shape(&prog, &h1, 0, &fine);
+            prop_assert!(direct.subsumed_by(&conv), "direct {:?}\nconverted {:?}", direct, conv);
+        }
+    }
+}
