@@ -373,14 +373,11 @@ fn run_op(
                         return Some(t);
                     };
                     let post = t.remove_node(r);
+                    // every tuple of the remaining nodes keeps its value: only the
+                    // universe shrinks (so e.g. a universal definition can only become
+                    // more true, and keeps its 1s)
                     let mut ch = Change::new();
                     ch.domain = Domain::Removed(r);
-                    for (f, _) in &voc.fields {
-                        ch.dirs.insert(PredSym::plain(f.clone()), Dir::Dec);
-                    }
-                    for (y, _) in &voc.pt {
-                        ch.dirs.insert(pt_sym(y), Dir::Dec);
-                    }
                     update(&t, post, &ch)
                 })
                 .collect()
@@ -1231,5 +1228,37 @@ mod tests {
             assert_eq!(target(t, i).map(|n| t.is_summary(n)), Some(false), "{t}");
         }
         assert_eq!(r.structures.len(), 2); // next(y) is NULL or a summary tail
+    }
+
+    #[test]
+    fn free_keeps_cancellation_next_to_a_summary() {
+        // x -> a -> [b c d] (a DLL); free(x) after t = x->next: t's cancellation stays 1
+        let c = fam::simple_class(
+            &["x", "t"],
+            &["next", "prev"],
+            vec![fam::cancel("next", "prev"), fam::cancel("prev", "next")],
+        );
+        let mut f = vec![
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Unary(PredSym::with("pt", &["t"]), 1),
+        ];
+        for i in 0..4 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            f.push(Fact::Binary(PredSym::plain("prev"), i + 1, i));
+        }
+        let s = Structure::from_concrete(&c, 5, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let r = post(&s, &c, &PtrOp::Free { x: "x".into() });
+        assert_eq!(r.structures.len(), 1);
+        let t = &r.structures[0];
+        for p in [
+            PredSym::with("cancel", &["next", "prev"]),
+            PredSym::with("cancel", &["prev", "next"]),
+        ] {
+            for u in 0..t.len() {
+                assert_eq!(t.value(&p, &[u]), Kleene::True, "{p} at u{u}: {t}");
+            }
+        }
     }
 }
