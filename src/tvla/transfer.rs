@@ -291,8 +291,15 @@ fn run_op(
         PtrOp::StoreNull { x, field } => {
             let px = voc.pt(x);
             let ss = deref(ss, x, px, errors);
-            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+            let Some(pf) = voc.field(field) else {
                 return ss;
+            };
+            let Some(px) = px else {
+                // x untracked: any node may be x's target
+                return ss
+                    .into_iter()
+                    .filter_map(|t| havoc_field(&t, pf, field, |_| Kleene::False))
+                    .collect();
             };
             ss.into_iter()
                 .filter_map(|t| nullify_field(&t, pf, field, px))
@@ -303,8 +310,20 @@ fn run_op(
             let py = voc.pt(y);
             let ss = deref(ss, x, px, errors);
             let ss = focus_pt(ss, py);
-            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+            let Some(pf) = voc.field(field) else {
                 return ss;
+            };
+            let Some(px) = px else {
+                // x untracked: any node may be x's target
+                return ss
+                    .into_iter()
+                    .filter_map(|t| {
+                        let ys: Vec<Kleene> = (0..t.len())
+                            .map(|b| py.map_or(Kleene::Half, |py| t.get1(py, b)))
+                            .collect();
+                        havoc_field(&t, pf, field, |b| ys[b])
+                    })
+                    .collect();
             };
             ss.into_iter()
                 .filter_map(|t| {
@@ -314,7 +333,7 @@ fn run_op(
                 .collect()
         }
         PtrOp::Malloc { x } => {
-            let Some(px) = voc.pt(x) else { return ss };
+            let px = voc.pt(x);
             ss.into_iter()
                 .filter_map(|t| {
                     let mut post = t.clone();
@@ -332,6 +351,8 @@ fn run_op(
                         }
                     }
                     let t2 = update(&t, post, &ch)?;
+                    // x untracked: the new cell exists, no tracked pointer points to it
+                    let Some(px) = px else { return Some(t2) };
                     let t3 = nullify_pt(&t2, px, x)?;
                     let mut vals = vec![Kleene::False; t3.len()];
                     vals[k] = Kleene::True;
@@ -352,14 +373,11 @@ fn run_op(
                         return Some(t);
                     };
                     let post = t.remove_node(r);
+                    // every tuple of the remaining nodes keeps its value: only the
+                    // universe shrinks (so e.g. a universal definition can only become
+                    // more true, and keeps its 1s)
                     let mut ch = Change::new();
                     ch.domain = Domain::Removed(r);
-                    for (f, _) in &voc.fields {
-                        ch.dirs.insert(PredSym::plain(f.clone()), Dir::Dec);
-                    }
-                    for (y, _) in &voc.pt {
-                        ch.dirs.insert(pt_sym(y), Dir::Dec);
-                    }
                     update(&t, post, &ch)
                 })
                 .collect()
@@ -413,14 +431,15 @@ fn run_op(
             let px = voc.pt(x);
             let ss = deref(ss, x, px, errors);
             let fsym = PredSym::with("fd", &[assertion.as_str()]);
-            let (Some(px), Some((1, pfd))) = (px, voc.lookup(&fsym)) else {
+            let Some((1, pfd)) = voc.lookup(&fsym) else {
                 return ss;
             };
             ss.into_iter()
                 .filter_map(|t| {
                     let mut post = t.clone();
                     for v in 0..t.len() {
-                        let p = t.get1(px, v);
+                        // x untracked: any node may be x's target
+                        let p = px.map_or(Kleene::Half, |px| t.get1(px, v));
                         let k = p.and(*value).or(p.negate().and(t.get1(pfd, v)));
                         post.set1(pfd, v, k);
                     }
@@ -574,6 +593,33 @@ fn insert_field(
         }
     }
     update(t, post, &ch)
+}
+
+/// A write of `x->field` through an untracked `x`: every node may be the written one,
+/// so `f(a, b) := f(a, b) ⊔ new(b)` for every `a` (`new(b)`: the value the written
+/// field has towards `b`).
+fn havoc_field(
+    t: &Structure,
+    pf: usize,
+    field: &str,
+    new: impl Fn(usize) -> Kleene,
+) -> Option<Structure> {
+    let mut post = t.clone();
+    let mut any = false;
+    for a in 0..t.len() {
+        for b in 0..t.len() {
+            let old = t.get2(pf, a, b);
+            let k = old.join(new(b));
+            if k != old {
+                any = true;
+                post.set2(pf, a, b, k);
+            }
+        }
+    }
+    if !any {
+        return Some(post);
+    }
+    update(t, post, &Change::with(PredSym::plain(field), Dir::Both))
 }
 
 /// Meet of two sound estimates; `None` on contradiction.
@@ -1182,5 +1228,37 @@ mod tests {
             assert_eq!(target(t, i).map(|n| t.is_summary(n)), Some(false), "{t}");
         }
         assert_eq!(r.structures.len(), 2); // next(y) is NULL or a summary tail
+    }
+
+    #[test]
+    fn free_keeps_cancellation_next_to_a_summary() {
+        // x -> a -> [b c d] (a DLL); free(x) after t = x->next: t's cancellation stays 1
+        let c = fam::simple_class(
+            &["x", "t"],
+            &["next", "prev"],
+            vec![fam::cancel("next", "prev"), fam::cancel("prev", "next")],
+        );
+        let mut f = vec![
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Unary(PredSym::with("pt", &["t"]), 1),
+        ];
+        for i in 0..4 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            f.push(Fact::Binary(PredSym::plain("prev"), i + 1, i));
+        }
+        let s = Structure::from_concrete(&c, 5, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let r = post(&s, &c, &PtrOp::Free { x: "x".into() });
+        assert_eq!(r.structures.len(), 1);
+        let t = &r.structures[0];
+        for p in [
+            PredSym::with("cancel", &["next", "prev"]),
+            PredSym::with("cancel", &["prev", "next"]),
+        ] {
+            for u in 0..t.len() {
+                assert_eq!(t.value(&p, &[u]), Kleene::True, "{p} at u{u}: {t}");
+            }
+        }
     }
 }

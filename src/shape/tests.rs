@@ -1,0 +1,265 @@
+//! Unit tests: HeapToShape on the paper's Fig. 1(b), precision bookkeeping, serde.
+
+use super::*;
+use crate::explicit::testutil::{fig1b, heap, heap_prog, pv};
+use crate::explicit::Value;
+use crate::tvla::Kleene;
+
+fn dll_class(prog: &Program, families: &[&str], assertions: &[&str]) -> ShapeClass {
+    let lattice = Lattice::load(None).unwrap_or_else(|e| panic!("{e:?}"));
+    let scg = Scg::new(
+        "dll",
+        families.iter().copied(),
+        [("next", "succ"), ("prev", "pred")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect(),
+    );
+    let vars = pointer_vars(prog, 0);
+    let d = TrackingDef::new(vars.clone(), vars, assertions.iter().map(|s| s.to_string()));
+    class_for(prog, 0, &lattice, &scg, &d)
+}
+
+fn unary(s: &Structure, p: &PredSym, u: usize) -> Kleene {
+    s.value(p, &[u])
+}
+
+#[test]
+fn fig1b_heap_to_shape_has_one_summary_node_and_cancellation() {
+    let (prog, h) = fig1b();
+    let class = dll_class(&prog, &["cancel", "reach"], &["data == 0"]);
+    let comp = heap_to_shape(&prog, &h, 0, &class);
+    assert_eq!(comp.region.len(), 1, "a single shape graph");
+    let s = comp
+        .region
+        .structures()
+        .next()
+        .unwrap_or_else(|| unreachable!());
+    assert_eq!(s.len(), 2, "the head and one summary node: {s}");
+    let summaries: Vec<usize> = (0..2).filter(|u| s.is_summary(*u)).collect();
+    assert_eq!(summaries.len(), 1, "{s}");
+    let head = 1 - summaries[0];
+    assert_eq!(unary(s, &PredSym::with("pt", &["x0"]), head), Kleene::True);
+    for u in 0..2 {
+        for c in [
+            PredSym::with("cancel", &["succ", "pred"]),
+            PredSym::with("cancel", &["pred", "succ"]),
+            PredSym::with("r", &["x0", "succ"]),
+        ] {
+            assert_eq!(unary(s, &c, u), Kleene::True, "{c} at u{u}: {s}");
+        }
+        // data is ⊤ in Fig. 1(b)
+        assert_eq!(
+            unary(s, &PredSym::with("fd", &["data == 0"]), u),
+            Kleene::Half
+        );
+    }
+    assert!(comp.wild_vars.is_empty() && comp.wild_fields.is_empty());
+    // the head's pred is NULL, its succ goes into the summary node
+    assert_eq!(
+        s.value(&PredSym::plain("pred"), &[head, summaries[0]]),
+        Kleene::False
+    );
+    assert_eq!(
+        s.value(&PredSym::plain("succ"), &[head, summaries[0]]),
+        Kleene::Half
+    );
+}
+
+#[test]
+fn top_values_become_half_and_wild() {
+    let prog = heap_prog(&["succ", "pred"], 2, 0);
+    let t = Value::Top;
+    // x0 -> 1 -> 2 (2.succ is ⊤), x1 = ⊤, data of 1 is 0
+    let h = heap(
+        &prog,
+        &[(0, pv(1))],
+        &[
+            (1, vec![Value::Int(0), pv(2), pv(0)]),
+            (2, vec![t, t, pv(1)]),
+        ],
+    );
+    let class = dll_class(&prog, &["cancel"], &["data == 0"]);
+    let comp = heap_to_shape(&prog, &h, 0, &class);
+    let s = comp
+        .region
+        .structures()
+        .next()
+        .unwrap_or_else(|| unreachable!());
+    assert_eq!(s.len(), 2);
+    assert!(comp.wild_vars.contains("x1"), "{:?}", comp.wild_vars);
+    assert!(comp.wild_fields.contains("succ"));
+    assert!(!comp.wild_fields.contains("pred"));
+    let x0 = PredSym::with("pt", &["x0"]);
+    let n1 = (0..2)
+        .find(|u| unary(s, &x0, *u) == Kleene::True)
+        .unwrap_or(9);
+    assert!(n1 < 2, "{s}");
+    let n2 = 1 - n1;
+    assert_eq!(unary(s, &PredSym::with("pt", &["x1"]), n1), Kleene::Half);
+    assert_eq!(
+        unary(s, &PredSym::with("fd", &["data == 0"]), n1),
+        Kleene::True
+    );
+    assert_eq!(
+        unary(s, &PredSym::with("fd", &["data == 0"]), n2),
+        Kleene::Half
+    );
+    assert_eq!(s.value(&PredSym::plain("succ"), &[n2, n1]), Kleene::Half);
+}
+
+#[test]
+fn dangling_and_foreign_pointers_are_wild() {
+    let prog = heap_prog(&["succ", "pred"], 2, 0);
+    // x0 points to a freed cell (7), x1 into the middle of cell 1; 1.succ dangles
+    let h = heap(
+        &prog,
+        &[(0, pv(7)), (1, Value::Ptr { obj: 1, off: 4 })],
+        &[(1, vec![Value::Int(0), pv(7), pv(0)])],
+    );
+    let class = dll_class(&prog, &["cancel"], &[]);
+    let comp = heap_to_shape(&prog, &h, 0, &class);
+    assert_eq!(
+        comp.wild_vars,
+        ["x0", "x1"].iter().map(|s| s.to_string()).collect()
+    );
+    assert!(comp.wild_fields.contains("succ"));
+    let s = comp
+        .region
+        .structures()
+        .next()
+        .unwrap_or_else(|| unreachable!());
+    assert_eq!(s.len(), 1);
+    assert_eq!(unary(s, &PredSym::with("pt", &["x0"]), 0), Kleene::False);
+}
+
+#[test]
+fn states_round_trip_through_json_and_order() {
+    let (prog, h) = fig1b();
+    let class = dll_class(&prog, &["cancel"], &[]);
+    let mut m = BTreeMap::new();
+    m.insert(0, &class);
+    let st = heap_to_shape_state(&prog, &h, &m);
+    let json = serde_json::to_string(&st).unwrap_or_default();
+    let back: ShapeState = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, st);
+    let prec = ShapePrec::single(0, class.clone());
+    let pj = serde_json::to_string(&prec).unwrap_or_default();
+    let pb: ShapePrec = serde_json::from_str(&pj).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pb, prec);
+    // the initial (empty) heap is not covered by the five-node list, and vice versa
+    let init = ShapeState::initial(&prec, prog.entry);
+    assert!(st.subsumed_by(&st) && init.subsumed_by(&init));
+    assert!(!init.subsumed_by(&st) && !st.subsumed_by(&init));
+    let j = st.join(&init).unwrap_or_else(|| unreachable!());
+    assert!(st.subsumed_by(&j) && init.subsumed_by(&j));
+    assert_eq!(j.split().len(), 2);
+    // a state with a wild variable is not covered by one without
+    let mut w = st.clone();
+    if let Some(c) = w.comps.get_mut(&0) {
+        c.wild_vars.insert("x0".into());
+    }
+    assert!(st.subsumed_by(&w) && !w.subsumed_by(&st));
+}
+
+#[test]
+fn class_conversion_adds_predicates_soundly() {
+    let (prog, h) = fig1b();
+    let coarse = dll_class(&prog, &[], &[]);
+    let fine = dll_class(&prog, &["cancel"], &["data == 0"]);
+    let c = heap_to_shape(&prog, &h, 0, &coarse);
+    let f = convert_comp(&c, &fine);
+    assert_eq!(f.region.class, fine);
+    assert!(!f.region.is_empty());
+    // back to the coarse class: the facts kept are those of the coarse abstraction
+    let back = convert_comp(&f, &coarse);
+    assert!(c.subsumed_by(&back), "{:?}\n{:?}", c, back);
+    // the precise abstraction embeds into the converted one
+    let direct = heap_to_shape(&prog, &h, 0, &fine);
+    assert!(direct.subsumed_by(&f), "{direct:?}\n{f:?}");
+    // a new pointer predicate makes its variable wild
+    let mut more = fine.clone();
+    more.core.push(crate::tvla::families::pt("extra"));
+    let g = convert_comp(&f, &more);
+    assert!(g.wild_vars.contains("extra"));
+}
+
+#[test]
+fn precision_overrides_per_location() {
+    let (prog, _) = fig1b();
+    let a = dll_class(&prog, &[], &[]);
+    let b = dll_class(&prog, &["cancel"], &[]);
+    let mut p = ShapePrec::single(0, a.clone());
+    let l = crate::cfa::Node::new(3);
+    assert!(p.set_at(l, 0, b.clone()));
+    assert!(!p.set_at(l, 0, b.clone()));
+    assert_eq!(p.classes_at(l)[&0], &b);
+    assert_eq!(p.classes_at(crate::cfa::Node::new(4))[&0], &a);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A pointer value for a heap of `n` cells: NULL, ⊤ or one of the cells.
+    fn ptr_val(n: u32) -> impl Strategy<Value = Value> {
+        prop_oneof![Just(Value::NULL), Just(Value::Top), (1..=n).prop_map(pv),]
+    }
+
+    /// Random struct-0 heaps (`data`, `succ`, `pred`) of 1..=4 cells and two variables.
+    fn heaps() -> impl Strategy<Value = crate::explicit::ExplicitState> {
+        (1u32..=4).prop_flat_map(|n| {
+            let cell = (
+                prop_oneof![Just(Value::Int(0)), Just(Value::Int(1)), Just(Value::Top)],
+                ptr_val(n),
+                ptr_val(n),
+            );
+            (
+                proptest::collection::vec(cell, n as usize),
+                ptr_val(n),
+                ptr_val(n),
+            )
+                .prop_map(move |(cells, a, b)| {
+                    let prog = heap_prog(&["succ", "pred"], 2, 0);
+                    let cells: Vec<(u32, Vec<Value>)> = cells
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (d, s, p))| (i as u32 + 1, vec![d, s, p]))
+                        .collect();
+                    heap(&prog, &[(0, a), (1, b)], &cells)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Coverage is reflexive, join is an upper bound, split parts are covered, and
+        /// states survive JSON; the abstraction under a finer class embeds into the
+        /// conversion of the coarser abstraction (conversion is sound).
+        #[test]
+        fn laws_of_states(h1 in heaps(), h2 in heaps()) {
+            let prog = heap_prog(&["succ", "pred"], 2, 0);
+            let coarse = dll_class(&prog, &[], &[]);
+            let fine = dll_class(&prog, &["cancel", "reach"], &["data == 0"]);
+            let mut m = BTreeMap::new();
+            m.insert(0, &fine);
+            let a = heap_to_shape_state(&prog, &h1, &m);
+            let b = heap_to_shape_state(&prog, &h2, &m);
+            prop_assert!(a.subsumed_by(&a));
+            if let Some(j) = a.join(&b) {
+                prop_assert!(a.subsumed_by(&j) && b.subsumed_by(&j));
+                for part in j.split() {
+                    prop_assert!(part.subsumed_by(&j));
+                }
+            }
+            let json = serde_json::to_string(&a).unwrap_or_default();
+            let back: ShapeState = serde_json::from_str(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&back, &a);
+            let c = heap_to_shape(&prog, &h1, 0, &coarse);
+            let conv = convert_comp(&c, &fine);
+            let direct = heap_to_shape(&prog, &h1, 0, &fine);
+            prop_assert!(direct.subsumed_by(&conv), "direct {:?}\nconverted {:?}", direct, conv);
+        }
+    }
+}
