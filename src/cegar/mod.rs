@@ -18,6 +18,7 @@
 //! threshold handling; the loop does not change.
 
 pub mod cli;
+pub mod heap;
 pub mod predicates;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
@@ -147,6 +148,10 @@ pub trait Abstraction {
     /// Called once per build with the deadline (so domains can bound their own solver
     /// calls). Default: nothing.
     fn set_deadline(&self, _deadline: Option<Instant>) {}
+    /// The final SCG (or tracking mode) per struct type, for statistics. Default: none.
+    fn final_scg(&self, _prog: &Program) -> std::collections::BTreeMap<String, String> {
+        Default::default()
+    }
     /// Extra statistics of the domain (JSON object).
     fn stats(&self) -> serde_json::Value {
         serde_json::Value::Null
@@ -178,6 +183,9 @@ pub struct Stats {
     pub time_total_s: f64,
     /// Domain statistics (e.g. Z3 time spent in abstract posts).
     pub domain: serde_json::Value,
+    /// The final SCG per struct type (shape domain), or how the type is tracked
+    /// (`explicit`).
+    pub final_scg: std::collections::BTreeMap<String, String>,
 }
 
 /// The result of [`model_check`].
@@ -229,6 +237,7 @@ where
         stats.art_nodes_created = art.nodes.len();
         stats.time_total_s = start.elapsed().as_secs_f64();
         stats.domain = abs.stats();
+        stats.final_scg = abs.final_scg(prog);
         Outcome {
             verdict,
             stats,
