@@ -15,6 +15,7 @@ pub mod frontend;
 pub mod interp;
 pub mod predabs;
 pub mod scg;
+pub mod shape;
 pub mod simulate;
 pub mod smt;
 pub mod tvla;

@@ -239,7 +239,81 @@ pub fn recognize(p: &PredDef) -> Option<Family> {
         ),
         _ => return None,
     };
-    (expected.def == p.def).then_some(fam)
+    let same = match (&expected.def, &p.def) {
+        (Some(a), Some(b)) => alpha_eq(a, b, &mut Vec::new()),
+        _ => false,
+    };
+    same.then_some(fam)
+}
+
+/// Equality of formulas up to renaming of bound variables (quantifiers and the two
+/// variables of `TC`); `bound` pairs the variables bound so far (innermost last).
+/// The SCG library writes `TC(a, b: ..)` and `E u. ..` where the constructors here
+/// use other names; both must be recognised as the same family.
+pub fn alpha_eq(a: &Formula, b: &Formula, bound: &mut Vec<(String, String)>) -> bool {
+    let var_eq = |x: &String, y: &String, bound: &[(String, String)]| match bound
+        .iter()
+        .rev()
+        .find(|(p, q)| p == x || q == y)
+    {
+        Some((p, q)) => p == x && q == y,
+        None => x == y,
+    };
+    let vars_eq = |xs: &[String], ys: &[String], bound: &[(String, String)]| {
+        xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| var_eq(x, y, bound))
+    };
+    let all = |xs: &[Formula], ys: &[Formula], bound: &mut Vec<(String, String)>| {
+        xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| alpha_eq(x, y, bound))
+    };
+    match (a, b) {
+        (Formula::Const(x), Formula::Const(y)) => x == y,
+        (Formula::Pred(p, xs), Formula::Pred(q, ys)) => p == q && vars_eq(xs, ys, bound),
+        (Formula::Eq(x1, x2), Formula::Eq(y1, y2)) => {
+            var_eq(x1, y1, bound) && var_eq(x2, y2, bound)
+        }
+        (Formula::Not(x), Formula::Not(y)) => alpha_eq(x, y, bound),
+        (Formula::And(xs), Formula::And(ys)) | (Formula::Or(xs), Formula::Or(ys)) => {
+            all(xs, ys, bound)
+        }
+        (Formula::Implies(x1, x2), Formula::Implies(y1, y2))
+        | (Formula::Iff(x1, x2), Formula::Iff(y1, y2)) => {
+            alpha_eq(x1, y1, bound) && alpha_eq(x2, y2, bound)
+        }
+        (Formula::Exists(x, f), Formula::Exists(y, g))
+        | (Formula::Forall(x, f), Formula::Forall(y, g)) => {
+            bound.push((x.clone(), y.clone()));
+            let r = alpha_eq(f, g, bound);
+            bound.pop();
+            r
+        }
+        (
+            Formula::TC {
+                u: u1,
+                w: w1,
+                body: b1,
+                from: f1,
+                to: t1,
+            },
+            Formula::TC {
+                u: u2,
+                w: w2,
+                body: b2,
+                from: f2,
+                to: t2,
+            },
+        ) => {
+            if !(var_eq(f1, f2, bound) && var_eq(t1, t2, bound)) {
+                return false;
+            }
+            bound.push((u1.clone(), u2.clone()));
+            bound.push((w1.clone(), w2.clone()));
+            let r = alpha_eq(b1, b2, bound);
+            bound.pop();
+            bound.pop();
+            r
+        }
+        _ => false,
+    }
 }
 
 /// A shape class over the given pointers and fields with the given instrumentation
@@ -256,5 +330,42 @@ pub fn simple_class(ptrs: &[&str], fields: &[&str], instr: Vec<PredDef>) -> Shap
         instr,
         abs,
         constraints: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognition_is_up_to_bound_variable_names() {
+        // as the SCG library writes them
+        let lib_c = crate::scg::parse::parse_formula("TC(a, b: next(a, b))(v, v)")
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let lib_r = crate::scg::parse::parse_formula(
+            "E u. pt[x](u) & (u == v | TC(a, b: next(a, b))(u, v))",
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let c = PredDef {
+            def: Some(lib_c),
+            ..cyclic(&["next"])
+        };
+        let r = PredDef {
+            def: Some(lib_r),
+            ..reach("x", &["next"])
+        };
+        assert_eq!(recognize(&c), Some(Family::Cyclic(vec!["next".into()])));
+        assert_eq!(
+            recognize(&r),
+            Some(Family::Reach("x".into(), vec!["next".into()]))
+        );
+        // free variables are not renamed: TC(..)(v, v) is not TC(..)(u, v)
+        let bad = crate::scg::parse::parse_formula("TC(a, b: next(a, b))(u, v)")
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!alpha_eq(
+            &bad,
+            cyclic(&["next"]).def.as_ref().unwrap_or(&bad.clone()),
+            &mut Vec::new()
+        ));
     }
 }

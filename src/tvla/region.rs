@@ -6,8 +6,11 @@
 //! implies that every heap represented by `R` is represented by `R'` (ART coverage).
 
 use super::class::ShapeClass;
-use super::structure::Structure;
+use super::formula::{Kleene, PredSym};
+use super::structure::{Structure, Vocab};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 
 /// A set of shape graphs of one shape class (the paper's pair `(S, S_i)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +93,131 @@ impl ShapeRegion {
     }
 }
 
+impl Hash for ShapeRegion {
+    /// Hashes the structures only (equal regions have equal structures).
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for s in &self.structs {
+            s.hash(h);
+        }
+    }
+}
+
+/// One non-zero predicate value of a structure in the serialised form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactRepr {
+    pub pred: PredSym,
+    pub args: Vec<usize>,
+    /// `1` or `1/2`.
+    pub val: String,
+}
+
+/// The serialised form of a structure: node count and its non-zero facts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StructureRepr {
+    pub nodes: usize,
+    pub facts: Vec<FactRepr>,
+}
+
+/// The serialised form of a region: the class and its structures.
+#[derive(Serialize, Deserialize)]
+struct RegionRepr {
+    class: ShapeClass,
+    structures: Vec<StructureRepr>,
+}
+
+fn kleene_str(k: Kleene) -> &'static str {
+    match k {
+        Kleene::True => "1",
+        Kleene::Half => "1/2",
+        Kleene::False => "0",
+    }
+}
+
+impl StructureRepr {
+    /// The non-zero facts of `s` (every predicate, core and instrumentation).
+    pub fn of(s: &Structure) -> StructureRepr {
+        let voc = s.vocab();
+        let mut facts = Vec::new();
+        let mut push = |pred: &PredSym, args: Vec<usize>, k: Kleene| {
+            if k != Kleene::False {
+                facts.push(FactRepr {
+                    pred: pred.clone(),
+                    args,
+                    val: kleene_str(k).into(),
+                });
+            }
+        };
+        for (i, p) in voc.nullary.iter().enumerate() {
+            push(p, vec![], s.get0(i));
+        }
+        for (i, p) in voc.unary.iter().enumerate() {
+            for u in 0..s.len() {
+                push(p, vec![u], s.get1(i, u));
+            }
+        }
+        for (i, p) in voc.binary.iter().enumerate() {
+            for a in 0..s.len() {
+                for b in 0..s.len() {
+                    push(p, vec![a, b], s.get2(i, a, b));
+                }
+            }
+        }
+        StructureRepr {
+            nodes: s.len(),
+            facts,
+        }
+    }
+
+    /// Rebuilds the structure over `class` (values not listed are 0).
+    pub fn build(&self, class: &ShapeClass) -> Result<Structure, String> {
+        let voc = Vocab::of(class);
+        let mut s = Structure::empty(class);
+        for _ in 0..self.nodes {
+            s.add_node(Kleene::False);
+        }
+        for f in &self.facts {
+            let k = match f.val.as_str() {
+                "1" => Kleene::True,
+                "1/2" => Kleene::Half,
+                "0" => Kleene::False,
+                v => return Err(format!("bad value {v}")),
+            };
+            if f.args.iter().any(|a| *a >= self.nodes) {
+                return Err(format!("node out of range in {}", f.pred));
+            }
+            match (voc.lookup(&f.pred), f.args.as_slice()) {
+                (Some((0, i)), []) => s.set0(i, k),
+                (Some((1, i)), [u]) => s.set1(i, *u, k),
+                (Some((2, i)), [a, b]) => s.set2(i, *a, *b, k),
+                _ => return Err(format!("unknown predicate or arity: {}", f.pred)),
+            }
+        }
+        Ok(s)
+    }
+}
+
+impl Serialize for ShapeRegion {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        RegionRepr {
+            class: self.class.clone(),
+            structures: self.structs.iter().map(StructureRepr::of).collect(),
+        }
+        .serialize(ser)
+    }
+}
+
+impl<'de> Deserialize<'de> for ShapeRegion {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let r = RegionRepr::deserialize(de)?;
+        let mut out = ShapeRegion::empty(r.class.clone());
+        for s in &r.structures {
+            let t = s.build(&r.class).map_err(serde::de::Error::custom)?;
+            out.insert(t);
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::families as fam;
@@ -126,5 +254,9 @@ mod tests {
         assert_eq!(k.len(), 2);
         assert!(k.subsumed_by(&j) && j.subsumed_by(&k));
         assert!(ShapeRegion::empty(c).subsumed_by(&r2));
+        // serde round trip
+        let json = serde_json::to_string(&k).unwrap_or_default();
+        let back: ShapeRegion = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, k);
     }
 }

@@ -291,8 +291,15 @@ fn run_op(
         PtrOp::StoreNull { x, field } => {
             let px = voc.pt(x);
             let ss = deref(ss, x, px, errors);
-            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+            let Some(pf) = voc.field(field) else {
                 return ss;
+            };
+            let Some(px) = px else {
+                // x untracked: any node may be x's target
+                return ss
+                    .into_iter()
+                    .filter_map(|t| havoc_field(&t, pf, field, |_| Kleene::False))
+                    .collect();
             };
             ss.into_iter()
                 .filter_map(|t| nullify_field(&t, pf, field, px))
@@ -303,8 +310,20 @@ fn run_op(
             let py = voc.pt(y);
             let ss = deref(ss, x, px, errors);
             let ss = focus_pt(ss, py);
-            let (Some(px), Some(pf)) = (px, voc.field(field)) else {
+            let Some(pf) = voc.field(field) else {
                 return ss;
+            };
+            let Some(px) = px else {
+                // x untracked: any node may be x's target
+                return ss
+                    .into_iter()
+                    .filter_map(|t| {
+                        let ys: Vec<Kleene> = (0..t.len())
+                            .map(|b| py.map_or(Kleene::Half, |py| t.get1(py, b)))
+                            .collect();
+                        havoc_field(&t, pf, field, |b| ys[b])
+                    })
+                    .collect();
             };
             ss.into_iter()
                 .filter_map(|t| {
@@ -314,7 +333,7 @@ fn run_op(
                 .collect()
         }
         PtrOp::Malloc { x } => {
-            let Some(px) = voc.pt(x) else { return ss };
+            let px = voc.pt(x);
             ss.into_iter()
                 .filter_map(|t| {
                     let mut post = t.clone();
@@ -332,6 +351,8 @@ fn run_op(
                         }
                     }
                     let t2 = update(&t, post, &ch)?;
+                    // x untracked: the new cell exists, no tracked pointer points to it
+                    let Some(px) = px else { return Some(t2) };
                     let t3 = nullify_pt(&t2, px, x)?;
                     let mut vals = vec![Kleene::False; t3.len()];
                     vals[k] = Kleene::True;
@@ -413,14 +434,15 @@ fn run_op(
             let px = voc.pt(x);
             let ss = deref(ss, x, px, errors);
             let fsym = PredSym::with("fd", &[assertion.as_str()]);
-            let (Some(px), Some((1, pfd))) = (px, voc.lookup(&fsym)) else {
+            let Some((1, pfd)) = voc.lookup(&fsym) else {
                 return ss;
             };
             ss.into_iter()
                 .filter_map(|t| {
                     let mut post = t.clone();
                     for v in 0..t.len() {
-                        let p = t.get1(px, v);
+                        // x untracked: any node may be x's target
+                        let p = px.map_or(Kleene::Half, |px| t.get1(px, v));
                         let k = p.and(*value).or(p.negate().and(t.get1(pfd, v)));
                         post.set1(pfd, v, k);
                     }
@@ -574,6 +596,33 @@ fn insert_field(
         }
     }
     update(t, post, &ch)
+}
+
+/// A write of `x->field` through an untracked `x`: every node may be the written one,
+/// so `f(a, b) := f(a, b) ⊔ new(b)` for every `a` (`new(b)`: the value the written
+/// field has towards `b`).
+fn havoc_field(
+    t: &Structure,
+    pf: usize,
+    field: &str,
+    new: impl Fn(usize) -> Kleene,
+) -> Option<Structure> {
+    let mut post = t.clone();
+    let mut any = false;
+    for a in 0..t.len() {
+        for b in 0..t.len() {
+            let old = t.get2(pf, a, b);
+            let k = old.join(new(b));
+            if k != old {
+                any = true;
+                post.set2(pf, a, b, k);
+            }
+        }
+    }
+    if !any {
+        return Some(post);
+    }
+    update(t, post, &Change::with(PredSym::plain(field), Dir::Both))
 }
 
 /// Meet of two sound estimates; `None` on contradiction.

@@ -1,0 +1,517 @@
+//! The shape domain as a CPA (paper §2.3, §3): per struct type a shape region (a set of
+//! three-valued structures of the type's shape class), with the CFA operations mapped
+//! to [`crate::tvla::transfer::post`].
+//!
+//! # State and precision
+//! - [`ShapePrec`] is the shape-abstraction specification Ψ̂ already applied (Ψ): for
+//!   each struct type ([`StructId`]) a [`ShapeClass`], globally and optionally
+//!   overridden per location. Build a class with [`class_for`] from an SCG and a
+//!   tracking definition (`scg::Lattice::generate`), or by hand
+//!   (`tvla::families::simple_class`). CEGAR may change a class globally
+//!   ([`ShapePrec::set_global`]) or at one location ([`ShapePrec::set_at`]); states are
+//!   converted soundly to the class of the location they arrive at ([`convert_comp`]).
+//! - [`ShapeState`] holds one [`ShapeComp`] per struct type of the precision (the
+//!   region plus the soundness flags below) and the provenance of integer temporaries
+//!   (`t = p->data` remembers `(p, data)` so `assume(t == 0)` refines `fd[data == 0]`).
+//!
+//! # Semantics (what a state represents)
+//! The structures of a component describe the *universe*: heap cells of the struct
+//! type that tracked pointers can reach without going through unknown values. Every
+//! other cell (reachable only through untracked variables, unknown values, or cells of
+//! other types) is *outside*. A concrete state is represented when its projection on
+//! the universe embeds into a structure, where
+//! - a tracked variable in `wild_vars` may instead hold an *outside* value (a dangling
+//!   or garbage pointer, a cell of another type, an outside cell); such values are
+//!   represented like NULL or by `1/2`;
+//! - a field in `wild_fields` may, in universe cells, hold an outside value
+//!   (represented like NULL or by `1/2`);
+//! - `(x, f)` in `uninit`: the field `f` of the cell `x` points to may still be
+//!   uninitialised (`malloc`): represented as NULL, but a load of it gives an unknown
+//!   value.
+//!
+//! Consequences (all sound): a read through a wild or untracked pointer gives an
+//! unknown, wild value; a write through one may hit any node (join); an `assume` on a
+//! wild pointer is the identity; `free` of an untracked pointer of the type makes the
+//! component ⊤ ([`ShapeComp::top`]: empty structure, everything wild). Untracked
+//! pointer variables and fields are unknown; storing an unknown value into a tracked
+//! field makes the field wild, so no definite fact is derived from it.
+//!
+//! # Memory errors
+//! A dereference of a tracked pointer that may be NULL (or freed: dangling pointers are
+//! represented like NULL) continues only in the structures where it is not NULL: the
+//! path with the memory error *stops* (the project's convention for unreach-call:
+//! memory safety is a separate property, see `src/smt/mod.rs`). The abstract errors of
+//! `tvla::post` are logged at debug level and not reported as error locations.
+//!
+//! # Merge and stop
+//! With [`ShapeCpa::split`] (the default, for `art::build`, which has no merge) every
+//! successor holds one structure per component (merge-sep); [`ShapeState::join`] is the
+//! per-location join for worklist fixpoints ([`fixpoint`]). Stop is subsumption:
+//! [`ShapeCpa::covers`] = embedding of every structure plus inclusion of the flags.
+
+mod heap;
+mod ops;
+#[cfg(test)]
+mod tests;
+
+pub use heap::{heap_to_shape, heap_to_shape_state};
+pub use ops::convert_comp;
+
+use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cpa::Cpa;
+use crate::scg::{Lattice, Scg, TrackingDef};
+use crate::tvla::{PredSym, ShapeClass, ShapeRegion, Structure};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The shape class of every struct type, globally and per location (Ψ applied). A
+/// struct type without a class is not analysed (no component: unknown).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapePrec {
+    /// Classes used at every location without an override.
+    pub global: BTreeMap<StructId, ShapeClass>,
+    /// Per-location overrides (replace the global class of that struct type there).
+    pub at: BTreeMap<Node, BTreeMap<StructId, ShapeClass>>,
+}
+
+impl ShapePrec {
+    /// The precision without any struct type (the domain tracks nothing).
+    pub fn new() -> ShapePrec {
+        ShapePrec::default()
+    }
+    /// The precision with one class for `strukt` everywhere.
+    pub fn single(strukt: StructId, class: ShapeClass) -> ShapePrec {
+        let mut p = ShapePrec::new();
+        p.set_global(strukt, class);
+        p
+    }
+    /// Sets the class of `strukt` at every location without an override; returns
+    /// whether the precision changed.
+    pub fn set_global(&mut self, strukt: StructId, class: ShapeClass) -> bool {
+        self.global.insert(strukt, class.clone()) != Some(class)
+    }
+    /// Sets the class of `strukt` at location `loc` only; returns whether it changed.
+    pub fn set_at(&mut self, loc: Node, strukt: StructId, class: ShapeClass) -> bool {
+        self.at
+            .entry(loc)
+            .or_default()
+            .insert(strukt, class.clone())
+            != Some(class)
+    }
+    /// The classes in force at `loc` (global ones, overridden by `at[loc]`).
+    pub fn classes_at(&self, loc: Node) -> BTreeMap<StructId, &ShapeClass> {
+        let mut m: BTreeMap<StructId, &ShapeClass> =
+            self.global.iter().map(|(k, v)| (*k, v)).collect();
+        if let Some(o) = self.at.get(&loc) {
+            for (k, v) in o {
+                m.insert(*k, v);
+            }
+        }
+        m
+    }
+}
+
+/// The shape class `m(D)` for struct type `strukt`: the SCG applied to the tracking
+/// definition, restricted to pointers that are program variables of type
+/// `struct strukt *` (other names in `D` are dropped with a debug log, since the domain
+/// could not maintain their points-to predicates).
+pub fn class_for(
+    prog: &Program,
+    strukt: StructId,
+    lattice: &Lattice,
+    scg: &Scg,
+    d: &TrackingDef,
+) -> ShapeClass {
+    let ok = |x: &String| {
+        let good = prog
+            .vars
+            .iter()
+            .any(|v| &v.name == x && v.ty.pointee_struct() == Some(strukt));
+        if !good {
+            tracing::debug!("shape: {x} is not a pointer to struct {strukt}; not tracked");
+        }
+        good
+    };
+    let tracked: Vec<String> = d.tracked().iter().filter(|x| ok(x)).cloned().collect();
+    let sep: Vec<String> = d.separating().iter().filter(|x| ok(x)).cloned().collect();
+    let d2 = TrackingDef::new(
+        tracked,
+        sep,
+        d.assertions().iter().cloned().collect::<Vec<_>>(),
+    );
+    lattice.generate(scg, &d2)
+}
+
+/// Names of all variables of type `struct strukt *` (a convenient tracking set).
+pub fn pointer_vars(prog: &Program, strukt: StructId) -> Vec<String> {
+    prog.vars
+        .iter()
+        .filter(|v| v.ty.pointee_struct() == Some(strukt))
+        .map(|v| v.name.clone())
+        .collect()
+}
+
+/// The abstract state of one struct type: its region and the soundness flags (see the
+/// module documentation).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ShapeComp {
+    pub region: ShapeRegion,
+    /// Tracked variables that may hold an outside value.
+    pub wild_vars: BTreeSet<String>,
+    /// Fields that may hold outside values in universe cells.
+    pub wild_fields: BTreeSet<String>,
+    /// `(x, f)`: the field `f` of `x`'s cell may be uninitialised.
+    pub uninit: BTreeSet<(String, String)>,
+}
+
+impl ShapeComp {
+    /// The empty heap (program start): one structure without nodes.
+    pub fn initial(class: &ShapeClass) -> ShapeComp {
+        ShapeComp {
+            region: ShapeRegion::from_structures(class.clone(), [Structure::empty(class)]),
+            wild_vars: BTreeSet::new(),
+            wild_fields: BTreeSet::new(),
+            uninit: BTreeSet::new(),
+        }
+    }
+    /// ⊤: every cell outside, every tracked variable and field wild.
+    pub fn top(class: &ShapeClass) -> ShapeComp {
+        let mut c = ShapeComp::initial(class);
+        c.wild_vars = tracked_vars(class).into_iter().collect();
+        c.wild_fields = tracked_fields(class).into_iter().collect();
+        c
+    }
+    /// The class of the component.
+    pub fn class(&self) -> &ShapeClass {
+        &self.region.class
+    }
+    /// True if the component represents no heap.
+    pub fn is_bottom(&self) -> bool {
+        self.region.is_empty()
+    }
+    /// `self ⊑ other` (every state of `self` is one of `other`).
+    pub fn subsumed_by(&self, other: &ShapeComp) -> bool {
+        self.region.class == other.region.class
+            && self.wild_vars.is_subset(&other.wild_vars)
+            && self.wild_fields.is_subset(&other.wild_fields)
+            && self.uninit.is_subset(&other.uninit)
+            && self.region.subsumed_by(&other.region)
+    }
+    /// Join (union of structures and flags); both must have the same class.
+    pub fn join(&self, other: &ShapeComp) -> ShapeComp {
+        ShapeComp {
+            region: self.region.join(&other.region),
+            wild_vars: self.wild_vars.union(&other.wild_vars).cloned().collect(),
+            wild_fields: self
+                .wild_fields
+                .union(&other.wild_fields)
+                .cloned()
+                .collect(),
+            uninit: self.uninit.union(&other.uninit).cloned().collect(),
+        }
+    }
+}
+
+/// Pointer variable names `x` with a `pt[x]` predicate in `class`.
+pub fn tracked_vars(class: &ShapeClass) -> Vec<String> {
+    class
+        .core
+        .iter()
+        .filter(|p| p.sym.name == "pt" && p.arity == 1 && p.sym.params.len() == 1)
+        .map(|p| p.sym.params[0].clone())
+        .collect()
+}
+
+/// Field names with a binary core predicate in `class`.
+pub fn tracked_fields(class: &ShapeClass) -> Vec<String> {
+    class
+        .core
+        .iter()
+        .filter(|p| p.arity == 2 && p.def.is_none())
+        .map(|p| p.sym.name.clone())
+        .collect()
+}
+
+/// A shape-domain state: one component per analysed struct type, plus the provenance
+/// of integer variables loaded from fields (`t -> (p, field)` while `t == p->field`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ShapeState {
+    pub comps: BTreeMap<StructId, ShapeComp>,
+    pub loaded: BTreeMap<VarId, (VarId, crate::cfa::FieldRef)>,
+}
+
+impl ShapeState {
+    /// The state at program start for the classes in force at `loc`.
+    pub fn initial(prec: &ShapePrec, loc: Node) -> ShapeState {
+        ShapeState {
+            comps: prec
+                .classes_at(loc)
+                .into_iter()
+                .map(|(s, c)| (s, ShapeComp::initial(c)))
+                .collect(),
+            loaded: BTreeMap::new(),
+        }
+    }
+    /// True if the state represents no concrete state (some region is empty): the
+    /// location is unreachable along whatever produced it (e.g. FineTune's path post).
+    pub fn is_bottom(&self) -> bool {
+        self.comps.values().any(|c| c.is_bottom())
+    }
+    /// `self ⊑ other`.
+    pub fn subsumed_by(&self, other: &ShapeState) -> bool {
+        if self.is_bottom() {
+            return true;
+        }
+        self.comps.len() == other.comps.len()
+            && self
+                .comps
+                .iter()
+                .all(|(k, c)| other.comps.get(k).is_some_and(|o| c.subsumed_by(o)))
+            && other
+                .loaded
+                .iter()
+                .all(|(k, v)| self.loaded.get(k) == Some(v))
+    }
+    /// The per-location join (componentwise; provenance kept where both agree).
+    /// Components of different classes cannot be joined: `None`.
+    pub fn join(&self, other: &ShapeState) -> Option<ShapeState> {
+        if self.is_bottom() {
+            return Some(other.clone());
+        }
+        if other.is_bottom() {
+            return Some(self.clone());
+        }
+        let mut comps = BTreeMap::new();
+        for (k, c) in &self.comps {
+            let o = other.comps.get(k)?;
+            if o.class() != c.class() {
+                return None;
+            }
+            comps.insert(*k, c.join(o));
+        }
+        if comps.len() != other.comps.len() {
+            return None;
+        }
+        let loaded = self
+            .loaded
+            .iter()
+            .filter(|(k, v)| other.loaded.get(k) == Some(v))
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        Some(ShapeState { comps, loaded })
+    }
+    /// One state per combination of single structures (merge-sep).
+    pub fn split(&self) -> Vec<ShapeState> {
+        let mut out = vec![ShapeState {
+            comps: BTreeMap::new(),
+            loaded: self.loaded.clone(),
+        }];
+        for (k, c) in &self.comps {
+            let mut next = Vec::new();
+            for s in c.region.structures() {
+                for partial in &out {
+                    let mut p = partial.clone();
+                    p.comps.insert(
+                        *k,
+                        ShapeComp {
+                            region: ShapeRegion::from_structures(c.class().clone(), [s.clone()]),
+                            ..c.clone()
+                        },
+                    );
+                    next.push(p);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+    /// Number of structures over all components.
+    pub fn num_structures(&self) -> usize {
+        self.comps.values().map(|c| c.region.len()).sum()
+    }
+    /// True if the unary predicate `p` of component `strukt` is 1 at every node of
+    /// every structure (vacuously true for a bottom state).
+    pub fn holds_everywhere(&self, strukt: StructId, p: &PredSym) -> bool {
+        let Some(c) = self.comps.get(&strukt) else {
+            return false;
+        };
+        c.region.structures().all(|s| match s.vocab().lookup(p) {
+            Some((1, i)) => (0..s.len()).all(|u| s.get1(i, u) == crate::tvla::Kleene::True),
+            _ => false,
+        })
+    }
+}
+
+/// The shape CPA. `split` selects merge-sep (one structure per state, for the ART) or
+/// joined successors (one state per step, for path posts and worklist fixpoints).
+#[derive(Clone, Debug)]
+pub struct ShapeCpa {
+    pub split: bool,
+    /// Fields whose address is taken somewhere in the program (`&p->f`); a store
+    /// through an arbitrary pointer (`*q = e`) may write them. `None`: every field.
+    pub addr_taken: Option<BTreeSet<crate::cfa::FieldRef>>,
+}
+
+impl ShapeCpa {
+    /// The CPA for `prog` (merge-sep), with the address-taken fields of the program.
+    pub fn new(prog: &Program) -> ShapeCpa {
+        let mut at = BTreeSet::new();
+        for e in prog.graph.edge_weights() {
+            if let crate::cfa::Op::FieldAddr { field, .. } = e.op {
+                at.insert(field);
+            }
+        }
+        ShapeCpa {
+            split: true,
+            addr_taken: Some(at),
+        }
+    }
+    /// The same CPA with joined successors.
+    pub fn joined(mut self) -> ShapeCpa {
+        self.split = false;
+        self
+    }
+    /// The successor of `s` along `step` arriving at `to`, joined (None = bottom).
+    pub fn post_joined(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        step: Step,
+        to: Node,
+        prec: &ShapePrec,
+    ) -> Option<ShapeState> {
+        let t = ops::post_step(self, prog, s, step)?;
+        let t = ops::convert_state(&t, &prec.classes_at(to));
+        (!t.is_bottom()).then_some(t)
+    }
+    /// The strongest abstract post along a path from `s` (FineTune: the path is ruled
+    /// out iff the result is `None`). `path` lists each step with its target location.
+    pub fn path_post(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        path: &[(Step, Node)],
+        prec: &ShapePrec,
+    ) -> Option<ShapeState> {
+        let mut cur = s.clone();
+        for (step, to) in path {
+            cur = self.post_joined(prog, &cur, *step, *to, prec)?;
+        }
+        Some(cur)
+    }
+}
+
+impl Cpa for ShapeCpa {
+    type State = ShapeState;
+    type Prec = ShapePrec;
+
+    fn name(&self) -> &'static str {
+        "shape"
+    }
+    fn initial(&self, prog: &Program, prec: &ShapePrec) -> ShapeState {
+        ShapeState::initial(prec, prog.entry)
+    }
+    fn post(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        step: Step,
+        to: Node,
+        prec: &ShapePrec,
+    ) -> Vec<ShapeState> {
+        match self.post_joined(prog, s, step, to, prec) {
+            None => Vec::new(),
+            Some(t) if self.split => t.split(),
+            Some(t) => vec![t],
+        }
+    }
+    fn covers(&self, t: &ShapeState, s: &ShapeState) -> bool {
+        s.subsumed_by(t)
+    }
+}
+
+/// Result of [`fixpoint`]: the joined state per (location, call stack) and statistics.
+#[derive(Clone, Debug, Default)]
+pub struct Fixpoint {
+    pub states: BTreeMap<(Node, Vec<crate::cfa::EdgeId>), ShapeState>,
+    /// Number of abstract posts computed.
+    pub posts: usize,
+    /// Error locations reached (non-bottom state).
+    pub errors: BTreeSet<Node>,
+    /// Set when the iteration limit stopped the computation.
+    pub incomplete: bool,
+}
+
+impl Fixpoint {
+    /// Structures per location (summed over call stacks and components).
+    pub fn structures_per_location(&self) -> BTreeMap<Node, usize> {
+        let mut m = BTreeMap::new();
+        for ((n, _), s) in &self.states {
+            *m.entry(*n).or_insert(0) += s.num_structures();
+        }
+        m
+    }
+}
+
+/// A plain worklist fixpoint over the interprocedural CFA with join per (location, call
+/// stack) (no ART, no coverage); stops after `max_posts` posts (`incomplete`).
+/// Recursion is cut off (call stacks are bounded by the number of functions).
+pub fn fixpoint(prog: &Program, prec: &ShapePrec, max_posts: usize) -> Fixpoint {
+    let cpa = ShapeCpa::new(prog).joined();
+    let mut fx = Fixpoint::default();
+    let init = ShapeState::initial(prec, prog.entry);
+    let key = (prog.entry, Vec::new());
+    fx.states.insert(key.clone(), init);
+    let mut work = std::collections::VecDeque::from([key]);
+    let mut queued: BTreeSet<(Node, Vec<crate::cfa::EdgeId>)> = work.iter().cloned().collect();
+    while let Some((loc, stack)) = work.pop_front() {
+        queued.remove(&(loc, stack.clone()));
+        let Some(s) = fx.states.get(&(loc, stack.clone())).cloned() else {
+            continue;
+        };
+        if prog.is_error(loc) {
+            fx.errors.insert(loc);
+            continue;
+        }
+        for (step, to) in prog.next_steps(loc, &stack) {
+            let mut st = stack.clone();
+            match step {
+                Step::Enter(e) => {
+                    if st.contains(&e) || st.len() > prog.functions.len() {
+                        continue;
+                    }
+                    st.push(e)
+                }
+                Step::Leave(_) => {
+                    st.pop();
+                }
+                Step::Edge(_) => {}
+            }
+            if fx.posts >= max_posts {
+                fx.incomplete = true;
+                return fx;
+            }
+            fx.posts += 1;
+            let Some(t) = cpa.post_joined(prog, &s, step, to, prec) else {
+                continue;
+            };
+            let k = (to, st);
+            let changed = match fx.states.get(&k) {
+                None => {
+                    fx.states.insert(k.clone(), t);
+                    true
+                }
+                Some(old) if t.subsumed_by(old) => false,
+                Some(old) => {
+                    let j = old.join(&t).unwrap_or(t);
+                    fx.states.insert(k.clone(), j);
+                    true
+                }
+            };
+            if changed && queued.insert(k.clone()) {
+                work.push_back(k);
+            }
+        }
+    }
+    fx
+}

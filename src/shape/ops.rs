@@ -1,0 +1,918 @@
+//! CFA operations on shape states: each [`Op`] / [`Step`] becomes a sequence of
+//! `tvla::PtrOp`s per component, plus the bookkeeping of wild variables/fields,
+//! uninitialised fields and integer provenance (see the module documentation of
+//! [`super`]).
+
+use super::{tracked_fields, tracked_vars, ShapeComp, ShapeCpa, ShapeState};
+use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, VarId};
+use crate::tvla::{post, Kleene, PredSym, PtrOp, ShapeClass, ShapeRegion, Structure};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A name no program variable has: an unknown pointer for `tvla::post`.
+const UNKNOWN: &str = "$unknown";
+
+/// The successor of `s` along `step` (None: bottom), in the classes of `s`.
+pub(super) fn post_step(
+    cpa: &ShapeCpa,
+    prog: &Program,
+    s: &ShapeState,
+    step: Step,
+) -> Option<ShapeState> {
+    let mut t = s.clone();
+    let edge = match step {
+        Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => prog.graph.edge_weight(e)?,
+    };
+    match step {
+        Step::Edge(_) => apply(cpa, prog, &mut t, &edge.op),
+        Step::Enter(_) => {
+            let Op::Call { callee, args, .. } = &edge.op else {
+                return Some(t);
+            };
+            let f = prog.functions.get(*callee)?;
+            for (p, a) in f.params.iter().zip(args) {
+                assign(prog, &mut t, *p, a);
+            }
+        }
+        Step::Leave(_) => {
+            let Op::Call { callee, ret, .. } = &edge.op else {
+                return Some(t);
+            };
+            let f = prog.functions.get(*callee)?;
+            if let (Some(r), Some(rv)) = (ret, f.ret) {
+                assign(prog, &mut t, *r, &Expr::Var(rv));
+            }
+            // the callee's variables are dead: nullify them (locals are written before
+            // they are read in every activation: the front end adds `Nondet` edges)
+            for v in f.params.iter().chain(&f.locals).chain(f.ret.iter()) {
+                if Some(*v) != *ret {
+                    assign(prog, &mut t, *v, &Expr::Null);
+                }
+            }
+        }
+    }
+    (!t.is_bottom()).then_some(t)
+}
+
+fn var_name(prog: &Program, v: VarId) -> &str {
+    prog.vars.get(v).map_or(UNKNOWN, |x| x.name.as_str())
+}
+
+fn is_tracked(c: &ShapeComp, x: &str) -> bool {
+    c.region
+        .class
+        .core
+        .iter()
+        .any(|p| p.sym.name == "pt" && p.sym.params.len() == 1 && p.sym.params[0] == x)
+}
+
+fn field_tracked(c: &ShapeComp, f: &str) -> bool {
+    c.region
+        .class
+        .core
+        .iter()
+        .any(|p| p.arity == 2 && p.def.is_none() && p.sym.name == f)
+}
+
+/// Tracked and not wild: its points-to predicate is exact.
+fn exact(c: &ShapeComp, x: &str) -> bool {
+    is_tracked(c, x) && !c.wild_vars.contains(x)
+}
+
+/// Applies a `tvla::post` to every structure of the component.
+fn run(c: &mut ShapeComp, op: &PtrOp) {
+    let class = c.region.class.clone();
+    let mut out = ShapeRegion::empty(class.clone());
+    for s in c.region.structures() {
+        let r = post(s, &class, op);
+        for e in &r.errors {
+            tracing::debug!("shape: {op:?}: {e:?} (path stops there)");
+        }
+        for t in r.structures {
+            out.insert(t);
+        }
+    }
+    c.region = out;
+}
+
+/// Before `x` gets a new value: uninitialised fields of x's cell can no longer be
+/// followed through x, so they become wild.
+fn release(c: &mut ShapeComp, x: &str) {
+    let gone: Vec<(String, String)> = c.uninit.iter().filter(|(v, _)| v == x).cloned().collect();
+    for e in gone {
+        c.wild_fields.insert(e.1.clone());
+        c.uninit.remove(&e);
+    }
+}
+
+/// `x := unknown` (x tracked): any node or NULL or an outside value.
+fn havoc_var(c: &mut ShapeComp, x: &str) {
+    release(c, x);
+    run(
+        c,
+        &PtrOp::Copy {
+            x: x.into(),
+            y: UNKNOWN.into(),
+        },
+    );
+    c.wild_vars.insert(x.into());
+}
+
+/// `x := NULL` (x tracked).
+fn null_var(c: &mut ShapeComp, x: &str) {
+    release(c, x);
+    run(c, &PtrOp::AssignNull { x: x.into() });
+    c.wild_vars.remove(x);
+}
+
+/// Drops the provenance facts that mention `v`.
+fn forget_var(s: &mut ShapeState, v: VarId) {
+    s.loaded.remove(&v);
+    s.loaded.retain(|_, (p, _)| *p != v);
+}
+
+/// The pointer variable an expression denotes (through casts), or NULL.
+enum PtrVal {
+    Null,
+    Var(VarId),
+    Other,
+}
+
+fn ptr_val(prog: &Program, e: &Expr) -> PtrVal {
+    match e {
+        Expr::Null | Expr::Int(0) => PtrVal::Null,
+        Expr::Var(v) if prog.vars.get(*v).is_some_and(|x| x.ty.is_ptr()) => PtrVal::Var(*v),
+        Expr::Cast(t, e) if t.is_ptr() => ptr_val(prog, e),
+        _ => PtrVal::Other,
+    }
+}
+
+/// `dst = src` (also parameter passing and return values).
+fn assign(prog: &Program, s: &mut ShapeState, dst: VarId, src: &Expr) {
+    let copied = match src {
+        Expr::Var(y) => s.loaded.get(y).copied(),
+        _ => None,
+    };
+    forget_var(s, dst);
+    if let Some(pf) = copied {
+        if prog.vars.get(dst).is_some_and(|v| v.ty.is_int()) {
+            s.loaded.insert(dst, pf);
+        }
+    }
+    let x = var_name(prog, dst).to_string();
+    let pv = ptr_val(prog, src);
+    for c in s.comps.values_mut() {
+        if !is_tracked(c, &x) {
+            continue;
+        }
+        match pv {
+            PtrVal::Null => null_var(c, &x),
+            PtrVal::Var(y) => {
+                let yn = var_name(prog, y);
+                if yn == x {
+                    continue;
+                }
+                if is_tracked(c, yn) {
+                    release(c, &x);
+                    run(
+                        c,
+                        &PtrOp::Copy {
+                            x: x.clone(),
+                            y: yn.into(),
+                        },
+                    );
+                    if c.wild_vars.contains(yn) {
+                        c.wild_vars.insert(x.clone());
+                    } else {
+                        c.wild_vars.remove(&x);
+                    }
+                } else {
+                    havoc_var(c, &x);
+                }
+            }
+            PtrVal::Other => havoc_var(c, &x),
+        }
+    }
+}
+
+/// Value sets of an integer: an interval or all but one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum VSet {
+    Range(i128, i128),
+    Not(i128),
+}
+
+fn vset(rel: BinOp, c: i128) -> Option<VSet> {
+    const MIN: i128 = i64::MIN as i128;
+    const MAX: i128 = i64::MAX as i128;
+    Some(match rel {
+        BinOp::Eq => VSet::Range(c, c),
+        BinOp::Ne => VSet::Not(c),
+        BinOp::Lt => VSet::Range(MIN, c - 1),
+        BinOp::Le => VSet::Range(MIN, c),
+        BinOp::Gt => VSet::Range(c + 1, MAX),
+        BinOp::Ge => VSet::Range(c, MAX),
+        _ => return None,
+    })
+}
+
+/// Whether every value of `s` is in `a` (1), none is (0), or neither (1/2).
+fn implies(s: VSet, a: VSet) -> Kleene {
+    use VSet::*;
+    match (s, a) {
+        (Range(l, h), Range(al, ah)) => {
+            if l > h || (al <= l && h <= ah) {
+                Kleene::True
+            } else if h < al || ah < l {
+                Kleene::False
+            } else {
+                Kleene::Half
+            }
+        }
+        (Range(l, h), Not(c)) => {
+            if c < l || c > h {
+                Kleene::True
+            } else if l == h {
+                Kleene::False
+            } else {
+                Kleene::Half
+            }
+        }
+        (Not(c), Range(al, ah)) => {
+            if al == c && ah == c {
+                Kleene::False
+            } else {
+                Kleene::Half
+            }
+        }
+        (Not(c), Not(d)) => {
+            if c == d {
+                Kleene::True
+            } else {
+                Kleene::Half
+            }
+        }
+    }
+}
+
+fn parse_rel(s: &str) -> Option<BinOp> {
+    Some(match s {
+        "==" => BinOp::Eq,
+        "!=" => BinOp::Ne,
+        "<" => BinOp::Lt,
+        "<=" => BinOp::Le,
+        ">" => BinOp::Gt,
+        ">=" => BinOp::Ge,
+        _ => return None,
+    })
+}
+
+/// A field assertion `field rel constant` (`NULL` is 0); `None` if not of that form.
+fn parse_assertion(a: &str) -> Option<(String, VSet)> {
+    let toks: Vec<&str> = a.split_whitespace().collect();
+    let [f, r, k] = toks.as_slice() else {
+        return None;
+    };
+    let k: i128 = if *k == "NULL" { 0 } else { k.parse().ok()? };
+    Some((f.to_string(), vset(parse_rel(r)?, k)?))
+}
+
+/// [`parse_assertion`] for HeapToShape.
+pub(super) fn parse_assertion_pub(a: &str) -> Option<(String, VSet)> {
+    parse_assertion(a)
+}
+
+/// Whether the value `k` satisfies the assertion set.
+pub(super) fn holds(k: i128, a: VSet) -> Kleene {
+    implies(VSet::Range(k, k), a)
+}
+
+/// Whether an unknown non-zero value (a valid pointer) satisfies the assertion set.
+pub(super) fn holds_nonzero(a: VSet) -> Kleene {
+    implies(VSet::Not(0), a)
+}
+
+/// The `fd[...]` assertions of a class: (assertion text, parsed form).
+fn assertions(class: &ShapeClass) -> Vec<(String, Option<(String, VSet)>)> {
+    class
+        .core
+        .iter()
+        .filter(|p| p.sym.name == "fd" && p.sym.params.len() == 1)
+        .map(|p| (p.sym.params[0].clone(), parse_assertion(&p.sym.params[0])))
+        .collect()
+}
+
+/// Updates the field predicates about `field` after `ptr->field = <value in vals>`
+/// (`vals` None: unknown value).
+fn set_fields(c: &mut ShapeComp, ptr: &str, field: &str, vals: Option<VSet>) {
+    let x = if exact(c, ptr) { ptr } else { UNKNOWN };
+    for (a, parsed) in assertions(&c.region.class) {
+        let value = match (&parsed, vals) {
+            (Some((f, _)), _) if f != field => continue,
+            (Some((_, set)), Some(v)) => implies(v, *set),
+            _ => Kleene::Half,
+        };
+        run(
+            c,
+            &PtrOp::SetField {
+                x: x.into(),
+                assertion: a,
+                value,
+            },
+        );
+    }
+}
+
+/// Keeps only the structures where `x` (tracked, exact) is not NULL: a dereference.
+fn deref(c: &mut ShapeComp, x: &str) {
+    if exact(c, x) {
+        run(c, &PtrOp::AssumeNotNull { x: x.into() });
+    }
+}
+
+/// May `x` and `y` point to the same node in some structure?
+fn may_alias(c: &ShapeComp, x: &str, y: &str) -> bool {
+    if x == y {
+        return true;
+    }
+    if c.wild_vars.contains(x) || c.wild_vars.contains(y) {
+        return true;
+    }
+    let (xs, ys) = (PredSym::with("pt", &[x]), PredSym::with("pt", &[y]));
+    c.region.structures().any(|s| {
+        (0..s.len())
+            .any(|v| s.value(&xs, &[v]) != Kleene::False && s.value(&ys, &[v]) != Kleene::False)
+    })
+}
+
+fn field_name(prog: &Program, f: FieldRef) -> Option<&str> {
+    prog.structs
+        .get(f.strukt)?
+        .fields
+        .get(f.field)
+        .map(|d| d.name.as_str())
+}
+
+fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
+    prog.structs
+        .get(f.strukt)?
+        .fields
+        .get(f.field)
+        .map(|d| &d.ty)
+}
+
+/// Applies one intraprocedural operation.
+fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op) {
+    match op {
+        Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
+            if let Op::FieldAddr { dst, .. } = op {
+                forget_var(s, *dst);
+                havoc_all_named(prog, s, *dst);
+            }
+        }
+        Op::Assign { dst, src } => assign(prog, s, *dst, src),
+        Op::Nondet { dst } => {
+            // a nondeterministic pointer is NULL or garbage (pointing to no object, as
+            // in `interp`): NULL in the structure, wild
+            forget_var(s, *dst);
+            let x = var_name(prog, *dst).to_string();
+            for c in s.comps.values_mut() {
+                if is_tracked(c, &x) {
+                    null_var(c, &x);
+                    c.wild_vars.insert(x.clone());
+                }
+            }
+        }
+        Op::LoadIndirect { dst, .. } => {
+            forget_var(s, *dst);
+            havoc_all_named(prog, s, *dst);
+        }
+        Op::Load { dst, ptr, field } => load(prog, s, *dst, *ptr, *field),
+        Op::Store { ptr, field, src } => store(prog, s, *ptr, *field, src),
+        Op::StoreIndirect { src, .. } => store_indirect(cpa, prog, s, src),
+        Op::Alloc {
+            dst, pointee, kind, ..
+        } => alloc(prog, s, *dst, pointee, *kind),
+        Op::Free { ptr } => free(prog, s, *ptr),
+        Op::Assume { cond } => assume(prog, s, cond),
+        Op::Call { ret, .. } => {
+            // a call as a plain edge (not expected): the callee may do anything
+            tracing::warn!("shape: call edge taken as a plain step; state set to top");
+            if let Some(r) = ret {
+                forget_var(s, *r);
+            }
+            s.loaded.clear();
+            for c in s.comps.values_mut() {
+                *c = ShapeComp::top(&c.region.class.clone());
+            }
+        }
+    }
+}
+
+/// `x := unknown` in every component tracking x.
+fn havoc_all_named(prog: &Program, s: &mut ShapeState, x: VarId) {
+    let name = var_name(prog, x).to_string();
+    for c in s.comps.values_mut() {
+        if is_tracked(c, &name) {
+            havoc_var(c, &name);
+        }
+    }
+}
+
+fn load(prog: &Program, s: &mut ShapeState, dst: VarId, ptr: VarId, field: FieldRef) {
+    forget_var(s, dst);
+    let (x, y) = (
+        var_name(prog, dst).to_string(),
+        var_name(prog, ptr).to_string(),
+    );
+    let fname = field_name(prog, field).unwrap_or(UNKNOWN).to_string();
+    let target = field_ty(prog, field).and_then(|t| t.pointee_struct());
+    for (k, c) in s.comps.iter_mut() {
+        let here = *k == field.strukt;
+        if !is_tracked(c, &x) {
+            if here {
+                deref(c, &y);
+            }
+            continue;
+        }
+        if here && target == Some(*k) && exact(c, &y) && field_tracked(c, &fname) {
+            let wild = c.wild_fields.contains(&fname)
+                || c.uninit
+                    .iter()
+                    .any(|(v, f)| *f == fname && may_alias(c, v, &y));
+            release(c, &x);
+            run(
+                c,
+                &PtrOp::Load {
+                    x: x.clone(),
+                    y: y.clone(),
+                    field: fname.clone(),
+                },
+            );
+            if wild {
+                c.wild_vars.insert(x.clone());
+            } else {
+                c.wild_vars.remove(&x);
+            }
+        } else {
+            if here {
+                deref(c, &y);
+            }
+            havoc_var(c, &x);
+        }
+    }
+    if prog.vars.get(dst).is_some_and(|v| v.ty.is_int()) && dst != ptr {
+        s.loaded.insert(dst, (ptr, field));
+    }
+}
+
+fn store(prog: &Program, s: &mut ShapeState, ptr: VarId, field: FieldRef, src: &Expr) {
+    s.loaded.retain(|_, (_, f)| *f != field);
+    let x = var_name(prog, ptr).to_string();
+    let fname = field_name(prog, field).unwrap_or(UNKNOWN).to_string();
+    let pv = ptr_val(prog, src);
+    let ival: Option<VSet> = match src {
+        Expr::Int(k) => Some(VSet::Range(*k as i128, *k as i128)),
+        Expr::Null => Some(VSet::Range(0, 0)),
+        Expr::Cast(t, e) if t.is_ptr() && matches!(**e, Expr::Null | Expr::Int(0)) => {
+            Some(VSet::Range(0, 0))
+        }
+        _ => None,
+    };
+    let Some(c) = s.comps.get_mut(&field.strukt) else {
+        return;
+    };
+    deref(c, &x);
+    if field_tracked(c, &fname) {
+        let xx = if exact(c, &x) {
+            x.clone()
+        } else {
+            UNKNOWN.into()
+        };
+        match pv {
+            PtrVal::Null => run(
+                c,
+                &PtrOp::StoreNull {
+                    x: xx,
+                    field: fname.clone(),
+                },
+            ),
+            PtrVal::Var(y) if exact(c, var_name(prog, y)) => run(
+                c,
+                &PtrOp::Store {
+                    x: xx,
+                    field: fname.clone(),
+                    y: var_name(prog, y).into(),
+                },
+            ),
+            _ => {
+                run(
+                    c,
+                    &PtrOp::Store {
+                        x: xx,
+                        field: fname.clone(),
+                        y: UNKNOWN.into(),
+                    },
+                );
+                c.wild_fields.insert(fname.clone());
+            }
+        }
+        if let PtrVal::Var(y) = pv {
+            if c.wild_vars.contains(var_name(prog, y)) {
+                c.wild_fields.insert(fname.clone());
+            }
+        }
+    }
+    c.uninit.remove(&(x.clone(), fname.clone()));
+    set_fields(c, &x, &fname, ival);
+}
+
+fn store_indirect(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, src: &Expr) {
+    let hit = |f: &FieldRef| cpa.addr_taken.as_ref().is_none_or(|a| a.contains(f));
+    s.loaded.retain(|_, (_, f)| !hit(f));
+    let pv = ptr_val(prog, src);
+    for (k, c) in s.comps.iter_mut() {
+        let Some(sd) = prog.structs.get(*k) else {
+            continue;
+        };
+        for (i, fd) in sd.fields.iter().enumerate() {
+            let f = FieldRef {
+                strukt: *k,
+                field: i,
+            };
+            if !hit(&f) {
+                continue;
+            }
+            if field_tracked(c, &fd.name) {
+                let y = match pv {
+                    PtrVal::Var(y) if exact(c, var_name(prog, y)) => var_name(prog, y).to_string(),
+                    _ => UNKNOWN.into(),
+                };
+                run(
+                    c,
+                    &PtrOp::Store {
+                        x: UNKNOWN.into(),
+                        field: fd.name.clone(),
+                        y,
+                    },
+                );
+                c.wild_fields.insert(fd.name.clone());
+            }
+            set_fields(c, UNKNOWN, &fd.name, None);
+        }
+    }
+}
+
+fn alloc(prog: &Program, s: &mut ShapeState, dst: VarId, pointee: &Ty, kind: AllocKind) {
+    forget_var(s, dst);
+    let x = var_name(prog, dst).to_string();
+    let declared = prog.vars.get(dst).and_then(|v| v.ty.pointee_struct());
+    let obj = match pointee {
+        Ty::Struct(t) => Some(*t),
+        Ty::Void => declared,
+        _ => None,
+    };
+    let may_fail = matches!(kind, AllocKind::Heap { .. }) && !prog.malloc_never_fails;
+    let zeroed = matches!(kind, AllocKind::Heap { zeroed: true });
+    for (k, c) in s.comps.iter_mut() {
+        if !is_tracked(c, &x) {
+            continue;
+        }
+        if obj != Some(*k) {
+            havoc_var(c, &x);
+            continue;
+        }
+        release(c, &x);
+        let mut null = c.clone();
+        run(c, &PtrOp::Malloc { x: x.clone() });
+        c.wild_vars.remove(&x);
+        if zeroed {
+            let fields: Vec<String> = prog.structs[*k]
+                .fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect();
+            for f in fields {
+                set_fields(c, &x, &f, Some(VSet::Range(0, 0)));
+            }
+        } else {
+            for f in tracked_fields(&c.region.class) {
+                c.uninit.insert((x.clone(), f));
+            }
+        }
+        if may_fail {
+            null_var(&mut null, &x);
+            *c = c.join(&null);
+        }
+    }
+}
+
+fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
+    s.loaded.retain(|_, (p, _)| *p != ptr);
+    let x = var_name(prog, ptr).to_string();
+    // which struct types an untracked pointer of this type may free
+    let may_free = |k: StructId| match prog.vars.get(ptr).map(|v| &v.ty) {
+        Some(Ty::Ptr(p)) => match &**p {
+            Ty::Struct(t) => *t == k,
+            Ty::Void | Ty::Int { bits: 8, .. } => true,
+            _ => false,
+        },
+        _ => true,
+    };
+    for (k, c) in s.comps.iter_mut() {
+        if !is_tracked(c, &x) {
+            if may_free(*k) {
+                // an unknown cell of this type may be freed
+                *c = ShapeComp::top(&c.region.class.clone());
+            }
+            continue;
+        }
+        // pointers to the freed cell dangle (represented like NULL): wild
+        let px = PredSym::with("pt", &[x.as_str()]);
+        let vars = tracked_vars(&c.region.class);
+        let fields = tracked_fields(&c.region.class);
+        let mut wild_v = BTreeSet::new();
+        let mut wild_f = BTreeSet::new();
+        for st in c.region.structures() {
+            for v in 0..st.len() {
+                if st.value(&px, &[v]) == Kleene::False {
+                    continue;
+                }
+                for y in &vars {
+                    if st.value(&PredSym::with("pt", &[y.as_str()]), &[v]) != Kleene::False {
+                        wild_v.insert(y.clone());
+                    }
+                }
+                for f in &fields {
+                    let fs = PredSym::plain(f.clone());
+                    if (0..st.len()).any(|u| st.value(&fs, &[u, v]) != Kleene::False) {
+                        wild_f.insert(f.clone());
+                    }
+                }
+            }
+        }
+        run(c, &PtrOp::Free { x: x.clone() });
+        c.uninit.retain(|(v, _)| *v != x);
+        c.wild_vars.extend(wild_v);
+        c.wild_vars.insert(x.clone());
+        c.wild_fields.extend(wild_f);
+    }
+}
+
+fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
+    let Expr::Binary(rel, a, b) = cond else {
+        return;
+    };
+    if matches!(rel, BinOp::Eq | BinOp::Ne) {
+        let eq = *rel == BinOp::Eq;
+        match (ptr_val(prog, a), ptr_val(prog, b)) {
+            (PtrVal::Var(x), PtrVal::Null) | (PtrVal::Null, PtrVal::Var(x))
+                if prog.vars.get(x).is_some_and(|v| v.ty.is_ptr()) =>
+            {
+                let x = var_name(prog, x).to_string();
+                for c in s.comps.values_mut() {
+                    if exact(c, &x) {
+                        let op = if eq {
+                            PtrOp::AssumeNull { x: x.clone() }
+                        } else {
+                            PtrOp::AssumeNotNull { x: x.clone() }
+                        };
+                        run(c, &op);
+                    }
+                }
+                return;
+            }
+            (PtrVal::Var(x), PtrVal::Var(y))
+                if prog.vars.get(x).is_some_and(|v| v.ty.is_ptr())
+                    && prog.vars.get(y).is_some_and(|v| v.ty.is_ptr()) =>
+            {
+                let (x, y) = (var_name(prog, x).to_string(), var_name(prog, y).to_string());
+                for c in s.comps.values_mut() {
+                    if exact(c, &x) && exact(c, &y) {
+                        let op = if eq {
+                            PtrOp::AssumeEq {
+                                x: x.clone(),
+                                y: y.clone(),
+                            }
+                        } else {
+                            PtrOp::AssumeNe {
+                                x: x.clone(),
+                                y: y.clone(),
+                            }
+                        };
+                        run(c, &op);
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
+    // integer comparison of a loaded field with a constant: field predicates
+    let (t, k, rel) = match (&**a, &**b) {
+        (Expr::Var(t), Expr::Int(k)) => (*t, *k, *rel),
+        (Expr::Int(k), Expr::Var(t)) => (
+            *t,
+            *k,
+            match rel {
+                BinOp::Lt => BinOp::Gt,
+                BinOp::Le => BinOp::Ge,
+                BinOp::Gt => BinOp::Lt,
+                BinOp::Ge => BinOp::Le,
+                r => *r,
+            },
+        ),
+        _ => return,
+    };
+    let Some(&(p, field)) = s.loaded.get(&t) else {
+        return;
+    };
+    let Some(cond_set) = vset(rel, k as i128) else {
+        return;
+    };
+    let pn = var_name(prog, p).to_string();
+    let fname = field_name(prog, field).unwrap_or(UNKNOWN).to_string();
+    let Some(c) = s.comps.get_mut(&field.strukt) else {
+        return;
+    };
+    if !exact(c, &pn) {
+        return;
+    }
+    for (a, parsed) in assertions(&c.region.class) {
+        let Some((f, set)) = parsed else { continue };
+        if f != fname {
+            continue;
+        }
+        let positive = match implies(cond_set, set) {
+            Kleene::True => true,
+            Kleene::False => false,
+            Kleene::Half => continue,
+        };
+        run(
+            c,
+            &PtrOp::AssumeField {
+                x: pn.clone(),
+                assertion: a,
+                positive,
+            },
+        );
+    }
+}
+
+/// Converts every component of `s` to the classes `classes` (components of struct
+/// types without a class are dropped, new ones start at ⊤).
+pub(super) fn convert_state(
+    s: &ShapeState,
+    classes: &BTreeMap<StructId, &ShapeClass>,
+) -> ShapeState {
+    let same = s.comps.len() == classes.len()
+        && s.comps
+            .iter()
+            .all(|(k, c)| classes.get(k).is_some_and(|cl| **cl == c.region.class));
+    if same {
+        return s.clone();
+    }
+    let comps = classes
+        .iter()
+        .map(|(k, cl)| {
+            let c = match s.comps.get(k) {
+                Some(c) => convert_comp(c, cl),
+                None => ShapeComp::top(cl),
+            };
+            (*k, c)
+        })
+        .collect();
+    ShapeState {
+        comps,
+        loaded: s.loaded.clone(),
+    }
+}
+
+/// Converts a component to another shape class soundly: predicates of both classes
+/// keep their values, new points-to and field predicates are 1/2 (and their variables
+/// and fields wild), new field predicates `fd` are 1/2, new instrumentation predicates
+/// are evaluated from their definitions; then coerce and canonical abstraction.
+pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
+    if c.region.class == *class {
+        return c.clone();
+    }
+    let old = &c.region.class;
+    let old_core: BTreeSet<&PredSym> = old.core.iter().map(|p| &p.sym).collect();
+    let new_vars: Vec<String> = tracked_vars(class)
+        .into_iter()
+        .filter(|x| !tracked_vars(old).contains(x))
+        .collect();
+    let new_fields: Vec<String> = tracked_fields(class)
+        .into_iter()
+        .filter(|f| !tracked_fields(old).contains(f))
+        .collect();
+    let mut region = ShapeRegion::empty(class.clone());
+    for s in c.region.structures() {
+        if let Some(t) = convert_structure(s, old, class, &old_core) {
+            region.insert(t);
+        }
+    }
+    let keep_v: BTreeSet<String> = tracked_vars(class).into_iter().collect();
+    let keep_f: BTreeSet<String> = tracked_fields(class).into_iter().collect();
+    let mut wild_vars: BTreeSet<String> = c.wild_vars.intersection(&keep_v).cloned().collect();
+    wild_vars.extend(new_vars);
+    let mut wild_fields: BTreeSet<String> = c.wild_fields.intersection(&keep_f).cloned().collect();
+    wild_fields.extend(new_fields);
+    // uninitialised fields that are no longer tracked do not matter; new fields are wild
+    let uninit = c
+        .uninit
+        .iter()
+        .filter(|(v, f)| keep_v.contains(v) && keep_f.contains(f))
+        .cloned()
+        .collect();
+    // a variable that is no longer tracked may hold an uninitialised field's cell
+    for (v, f) in &c.uninit {
+        if !keep_v.contains(v) && keep_f.contains(f) {
+            wild_fields.insert(f.clone());
+        }
+    }
+    ShapeComp {
+        region,
+        wild_vars,
+        wild_fields,
+        uninit,
+    }
+}
+
+fn convert_structure(
+    s: &Structure,
+    old: &ShapeClass,
+    class: &ShapeClass,
+    old_core: &BTreeSet<&PredSym>,
+) -> Option<Structure> {
+    let mut t = Structure::empty(class);
+    for u in 0..s.len() {
+        t.add_node(s.get1(crate::tvla::structure::SM, u));
+    }
+    let voc = t.vocab().clone();
+    let kept = |p: &PredSym, arity: u8| -> bool {
+        old_core.contains(p)
+            || old
+                .instr
+                .iter()
+                .any(|d| d.sym == *p && d.arity == arity && class.instr.iter().any(|e| e == d))
+    };
+    let n = s.len();
+    for (i, p) in voc.nullary.iter().enumerate() {
+        t.set0(
+            i,
+            if kept(p, 0) {
+                s.value(p, &[])
+            } else {
+                Kleene::Half
+            },
+        );
+    }
+    for (i, p) in voc.unary.iter().enumerate() {
+        if i == crate::tvla::structure::SM {
+            continue;
+        }
+        let k = kept(p, 1);
+        for u in 0..n {
+            t.set1(i, u, if k { s.value(p, &[u]) } else { Kleene::Half });
+        }
+    }
+    for (i, p) in voc.binary.iter().enumerate() {
+        let k = kept(p, 2);
+        for a in 0..n {
+            for b in 0..n {
+                t.set2(i, a, b, if k { s.value(p, &[a, b]) } else { Kleene::Half });
+            }
+        }
+    }
+    // new instrumentation predicates from their definitions
+    let fresh: BTreeSet<PredSym> = class
+        .instr
+        .iter()
+        .filter(|d| !kept(&d.sym, d.arity))
+        .map(|d| d.sym.clone())
+        .collect();
+    if !fresh.is_empty() {
+        let r = t.recompute_instr(None);
+        for ins in &voc.instr {
+            if !fresh.contains(&ins.sym) {
+                continue;
+            }
+            match ins.arity {
+                0 => t.set0(ins.idx, r.get0(ins.idx)),
+                1 => {
+                    for u in 0..n {
+                        t.set1(ins.idx, u, r.get1(ins.idx, u));
+                    }
+                }
+                _ => {
+                    for a in 0..n {
+                        for b in 0..n {
+                            t.set2(ins.idx, a, b, r.get2(ins.idx, a, b));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    crate::tvla::coerce::coerce(t).map(|t| t.blur())
+}
