@@ -109,6 +109,16 @@ fn unbounded_loop_over_a_fixed_heap_closes_by_coverage() {
 }
 
 #[test]
+fn unbounded_list_needs_the_shape_domain() {
+    assert_safe_with_certificate(&data("sll_unbounded_safe.c"));
+    assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));
+    let rep = verify_file(&data("sll_unbounded_safe.c"), &args(60.0)).unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let scg = rep.stats.final_scg.get("struct item").cloned().unwrap_or_default();
+    assert!(scg.starts_with("sll"), "{scg}");
+}
+
+#[test]
 fn heap_contents_need_the_heap_domain() {
     // Predicate abstraction alone cannot see p->d: UNKNOWN; the heap domain proves it.
     let f = data("field_store.c");

@@ -139,7 +139,17 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             log: out.log,
         });
     }
-    let mut abs = HeapAbstraction::new(args.pred_scope, 10_000, args.scg);
+    let lattice = match crate::scg::Lattice::load(None) {
+        Ok(l) => Some(l),
+        Err(es) => {
+            for e in &es {
+                eprintln!("warning: SCG library: {e}");
+            }
+            eprintln!("warning: no SCG library: shape analysis disabled (explicit heaps only)");
+            None
+        }
+    };
+    let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice);
     let out = model_check(&prog, &mut abs, &opts);
     Ok(VerifyReport {
         verdict: out.verdict,

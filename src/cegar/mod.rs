@@ -453,14 +453,16 @@ where
                         log.push(line);
                         // Remove the subtrees whose states the new precision changes: all
                         // children of the node before the pivot (they are re-expanded).
-                        let parent = if pivot == 0 {
-                            nodes[0]
+                        // Pivot 0: the initial state itself may change (e.g. a new shape
+                        // class), so the ART restarts from a fresh root.
+                        if pivot == 0 {
+                            art = Art::new(prog, abs.cpa().initial(prog, abs.precision()));
                         } else {
-                            nodes[pivot.min(nodes.len() - 1) - 1]
-                        };
-                        let children = art.nodes[parent].children.clone();
-                        for c in children {
-                            art.remove_subtree(c);
+                            let parent = nodes[pivot.min(nodes.len() - 1) - 1];
+                            let children = art.nodes[parent].children.clone();
+                            for c in children {
+                                art.remove_subtree(c);
+                            }
                         }
                         let total =
                             stats.refinements_pred + stats.refinements_td + stats.refinements_scg;

@@ -20,9 +20,7 @@ static struct node *push(struct node *head, int v) {
 }
 
 int main(void) {
-  struct node *l = NULL;
-  for (int i = 0; i < 3; i++)
-    l = push(l, i);
+  struct node *l = push(push(push(NULL, 0), 1), 2);
   int len = 0;
   struct node *p = l;
   while (p) {
