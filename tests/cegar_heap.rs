@@ -114,7 +114,12 @@ fn unbounded_list_needs_the_shape_domain() {
     assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));
     let rep = verify_file(&data("sll_unbounded_safe.c"), &args(60.0)).unwrap();
     assert_eq!(rep.verdict, Verdict::Safe);
-    let scg = rep.stats.final_scg.get("struct item").cloned().unwrap_or_default();
+    let scg = rep
+        .stats
+        .final_scg
+        .get("struct item")
+        .cloned()
+        .unwrap_or_default();
     assert!(scg.starts_with("sll"), "{scg}");
 }
 

@@ -84,7 +84,7 @@ impl HeapCpa {
         HeapCpa {
             pred: PredAbs::new(timeout_ms),
             explicit: ExplicitCpa,
-            shape: ShapeCpa::new(prog),
+            shape: ShapeCpa::new(prog).joined(),
         }
     }
 }
@@ -685,7 +685,6 @@ impl Abstraction for HeapAbstraction {
     }
 
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
-        let mut r = refine_predicates(prog, &mut self.prec.pred, self.scope, self.max_atoms, input);
         let groups = self.mentioned_groups(prog, input);
         // Pointers seen for the first time are tracked on explicit heaps (Algorithm 3,
         // step 2, first case); under `--scg maximal` recursive types are shape-tracked
@@ -700,6 +699,25 @@ impl Abstraction for HeapAbstraction {
                 new_groups.push(g);
             }
         }
+        // Integer facts (and pointer facts of untracked groups) become predicates.
+        let heap_tracked = |x: VarId| match PtrGroup::of(prog, x) {
+            Some(PtrGroup::Struct(s)) => self.types.contains_key(&s),
+            Some(g) => self.explicit_groups.contains(&g),
+            None => false,
+        };
+        let keep = |e: &crate::cfa::Expr| {
+            let mut vs = Vec::new();
+            e.vars(&mut vs);
+            !vs.into_iter().any(heap_tracked)
+        };
+        let mut r = refine_predicates(
+            prog,
+            &mut self.prec.pred,
+            self.scope,
+            self.max_atoms,
+            input,
+            &keep,
+        );
         // Shape-tracked types: refine D (step 1), else FineTune the SCG (step 2).
         let mut td = false;
         let mut scg = false;

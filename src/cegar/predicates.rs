@@ -60,7 +60,14 @@ impl Abstraction for PredicateAbstraction {
     }
 
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
-        refine_predicates(prog, &mut self.prec, self.scope, self.max_atoms, input)
+        refine_predicates(
+            prog,
+            &mut self.prec,
+            self.scope,
+            self.max_atoms,
+            input,
+            &|_| true,
+        )
     }
 }
 
@@ -68,13 +75,16 @@ impl Abstraction for PredicateAbstraction {
 /// abstraction): adds the theory atoms of each interpolant that are predicates in the
 /// fragment of [`crate::predabs::is_predicate`] at the path's location of the
 /// interpolant (under `scope`); the pivot is the first path position whose tracked set
-/// grew. Field and validity atoms are reported as `unhandled`.
+/// grew. Field and validity atoms are reported as `unhandled`. Only predicates for
+/// which `keep` holds are added (the heap abstraction leaves pointers it tracks on
+/// explicit heaps or shape graphs to those domains).
 pub fn refine_predicates(
     prog: &Program,
     prec: &mut Precision,
     scope: PredScope,
     max_atoms: usize,
     input: &RefineInput<'_>,
+    keep: &dyn Fn(&crate::cfa::Expr) -> bool,
 ) -> Refinement {
     let mut r = Refinement {
         kind: "pred",
@@ -98,6 +108,9 @@ pub fn refine_predicates(
             let Some(e) = atom_to_pred(prog, &itps.symbols, &t) else {
                 continue;
             };
+            if !keep(&e) {
+                continue;
+            }
             if prec.add(prog, &e, loc, scope) {
                 changed.insert(loc);
                 let f = &prog.functions[prog.graph[loc].func].name;
