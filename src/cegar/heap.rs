@@ -252,6 +252,33 @@ fn own_ptr_fields(prog: &Program, s: StructId) -> Vec<String> {
     })
 }
 
+/// The roles of the recognised data structure bound to field names (`next` → `succ`),
+/// to orient SCG bindings like the samples (a DLL's `next` is the field heads start
+/// along).
+fn chosen_roles(prog: &Program, ds: &crate::explicit::DataStructure) -> BTreeMap<String, String> {
+    use crate::explicit::DataStructure as D;
+    let names: &[&str] = match ds {
+        D::Unknown => &[],
+        D::Sll { .. } => &["next"],
+        D::Dll { .. } => &["next", "prev"],
+        D::Tree { .. } => &["left", "right"],
+        D::TreeParent { .. } => &["left", "right", "parent"],
+        D::ListOfLists { .. } => &["next", "down", "sub_next"],
+    };
+    names
+        .iter()
+        .zip(ds.fields())
+        .map(|(r, f)| (r.to_string(), prog.field(f).name.clone()))
+        .collect()
+}
+
+/// How many roles of `m` are bound like in `roles`.
+fn agreement(m: &Scg, roles: &BTreeMap<String, String>) -> usize {
+    m.binding().map_or(0, |b| {
+        b.iter().filter(|(r, f)| roles.get(*r) == Some(*f)).count()
+    })
+}
+
 fn struct_name(prog: &Program, s: StructId) -> String {
     prog.structs
         .get(s)
@@ -318,9 +345,11 @@ impl HeapAbstraction {
                 .collect();
             // the finest: most roles, then most families, then most predicates
             let d = self.initial_td(prog, s);
+            let roles = chosen_roles(prog, &c.chosen);
             let best = e.into_iter().max_by_key(|m| {
                 (
                     m.binding().map_or(0, |b| b.len()),
+                    agreement(m, &roles),
                     m.families().count(),
                     lat.generate(m, &d).num_preds(),
                     std::cmp::Reverse(m.clone()),
@@ -524,8 +553,15 @@ impl HeapAbstraction {
     }
 
     /// Among the coarsest SCGs of `e` (no families), the one binding most fields the
-    /// interpolants mentioned, then the fewest roles, then the fewest predicates.
-    fn choose_coarsest(&self, lat: &Lattice, e: &[Scg], d: &TrackingDef) -> Option<Scg> {
+    /// interpolants mentioned, then the fewest roles, then oriented like the recognised
+    /// data structure (`roles`), then the fewest predicates.
+    fn choose_coarsest(
+        &self,
+        lat: &Lattice,
+        e: &[Scg],
+        d: &TrackingDef,
+        roles: &BTreeMap<String, String>,
+    ) -> Option<Scg> {
         let cands: Vec<&Scg> = e.iter().filter(|m| m.families().count() == 0).collect();
         let cands: Vec<&Scg> = if cands.is_empty() {
             e.iter().collect()
@@ -543,6 +579,7 @@ impl HeapAbstraction {
                 (
                     hits,
                     std::cmp::Reverse(b.len()),
+                    agreement(m, roles),
                     std::cmp::Reverse(lat.generate(m, d).num_preds()),
                     std::cmp::Reverse((*m).clone()),
                 )
@@ -659,7 +696,7 @@ impl Abstraction for HeapAbstraction {
                 .cloned()
                 .collect();
             let d = self.initial_td(prog, s);
-            match self.choose_coarsest(&lat, &e, &d) {
+            match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen)) {
                 Some(m) => {
                     tracing::info!("Abstract: struct {name} is a {} → {m}", c.chosen);
                     self.set_shape(prog, s, m, d);
@@ -786,6 +823,41 @@ impl Abstraction for HeapAbstraction {
                     .push(format!("track {} explicitly", prog.vars[x].name));
             }
             r.pivot = Some(0);
+            return r;
+        }
+        // Last resort (not in the paper): shape types the path mentions whose SCG and
+        // tracking definition cannot be refined go back to explicit heaps, without
+        // threshold (finds bugs on small heaps; a proof then needs the heaps to be
+        // bounded, otherwise the run ends at a limit with UNKNOWN).
+        let stuck: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(s, m)| {
+                matches!(m, TypeMode::Shape { .. }) && groups.contains(&PtrGroup::Struct(**s))
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        if !stuck.is_empty() {
+            for s in stuck {
+                self.prec.shape.global.remove(&s);
+                for m in self.prec.shape.at.values_mut() {
+                    m.remove(&s);
+                }
+                self.types.insert(s, TypeMode::ExplicitFinal);
+                self.explicit_groups.insert(PtrGroup::Struct(s));
+                for x in 0..prog.vars.len() {
+                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                        self.prec.explicit.everywhere.insert(x);
+                    }
+                }
+                r.added.push(format!(
+                    "struct {}: shape refinement failed, back to explicit heaps",
+                    struct_name(prog, s)
+                ));
+            }
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
         }
         r
     }
