@@ -231,7 +231,10 @@ pub struct HeapAbstraction {
     /// Pointer variables mentioned by interpolants so far (candidates for Ts).
     pub mentioned: BTreeSet<VarId>,
     /// Fields mentioned by interpolants so far (to choose among the coarsest SCGs).
-    pub mentioned_fields: BTreeSet<String>,
+    pub mentioned_fields: BTreeMap<String, usize>,
+    /// How often the program reads each pointer field (`x = y->f`): the field a program
+    /// walks along is the `next` of its lists (orientation of SCG bindings).
+    pub field_reads: BTreeMap<String, usize>,
     /// BuildART's condition (c).
     pub sample_threshold: SampleThreshold,
     collector: RefCell<SampleCollector>,
@@ -311,7 +314,18 @@ impl HeapAbstraction {
             lattice,
             enabled: EnabledSets::new(),
             mentioned: BTreeSet::new(),
-            mentioned_fields: BTreeSet::new(),
+            mentioned_fields: BTreeMap::new(),
+            field_reads: prog
+                .graph
+                .edge_weights()
+                .filter_map(|e| match &e.op {
+                    crate::cfa::Op::Load { field, .. } => Some(prog.field(*field).name.clone()),
+                    _ => None,
+                })
+                .fold(BTreeMap::new(), |mut m, f| {
+                    *m.entry(f).or_insert(0usize) += 1;
+                    m
+                }),
             sample_threshold: th,
             collector: RefCell::new(SampleCollector::new(th)),
             abstractions: 0,
@@ -349,6 +363,11 @@ impl HeapAbstraction {
             let best = e.into_iter().max_by_key(|m| {
                 (
                     m.binding().map_or(0, |b| b.len()),
+                    m.binding().map_or(vec![], |b| {
+                        b.values()
+                            .map(|f| self.field_reads.get(f).copied().unwrap_or(0))
+                            .collect::<Vec<_>>()
+                    }),
                     agreement(m, &roles),
                     m.families().count(),
                     lat.generate(m, &d).num_preds(),
@@ -443,7 +462,10 @@ impl HeapAbstraction {
                 }
                 for f in &a.fields {
                     out.insert(PtrGroup::Struct(f.strukt));
-                    self.mentioned_fields.insert(prog.field(*f).name.clone());
+                    *self
+                        .mentioned_fields
+                        .entry(prog.field(*f).name.clone())
+                        .or_default() += 1;
                 }
             }
             for &(x, y) in &item.aliases {
@@ -553,8 +575,10 @@ impl HeapAbstraction {
     }
 
     /// Among the coarsest SCGs of `e` (no families), the one binding most fields the
-    /// interpolants mentioned, then the fewest roles, then oriented like the recognised
-    /// data structure (`roles`), then the fewest predicates.
+    /// interpolants mentioned, then the fewest roles, then oriented by how often the
+    /// interpolants use each bound field, then by how often the program reads it, then
+    /// like the recognised data structure
+    /// (`roles`), then the fewest predicates.
     fn choose_coarsest(
         &self,
         lat: &Lattice,
@@ -574,11 +598,20 @@ impl HeapAbstraction {
                 let b = m.binding().cloned().unwrap_or_default();
                 let hits = b
                     .values()
-                    .filter(|f| self.mentioned_fields.contains(*f))
+                    .filter(|f| self.mentioned_fields.contains_key(*f))
                     .count();
+                // orientation: the role bound to the field the interpolants use most
+                let freq: Vec<usize> = b
+                    .values()
+                    .map(|f| self.mentioned_fields.get(f).copied().unwrap_or(0))
+                    .collect();
                 (
                     hits,
                     std::cmp::Reverse(b.len()),
+                    freq,
+                    b.values()
+                        .map(|f| self.field_reads.get(f).copied().unwrap_or(0))
+                        .collect::<Vec<_>>(),
                     agreement(m, roles),
                     std::cmp::Reverse(lat.generate(m, d).num_preds()),
                     std::cmp::Reverse((*m).clone()),
@@ -698,7 +731,12 @@ impl Abstraction for HeapAbstraction {
             let d = self.initial_td(prog, s);
             match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen)) {
                 Some(m) => {
-                    tracing::info!("Abstract: struct {name} is a {} → {m}", c.chosen);
+                    tracing::info!(
+                        "Abstract: struct {name} is a {} {:?}, fields in interpolants {:?} → {m}",
+                        c.chosen,
+                        chosen_roles(prog, &c.chosen),
+                        self.mentioned_fields
+                    );
                     self.set_shape(prog, s, m, d);
                     switched = true;
                 }
