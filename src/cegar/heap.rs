@@ -1011,3 +1011,83 @@ fn validate_shape(prog: &Program, cert: &HeapCertificate) -> Result<(), String> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfa::{FieldDef, Scope, StructDef, Ty};
+
+    fn prog() -> Program {
+        let mut p = Program::new("t.c");
+        p.structs.push(StructDef {
+            name: "node".into(),
+            fields: vec![
+                FieldDef {
+                    name: "next".into(),
+                    ty: Ty::Ptr(Box::new(Ty::Struct(0))),
+                    offset: 0,
+                },
+                FieldDef {
+                    name: "data".into(),
+                    ty: Ty::INT,
+                    offset: 4,
+                },
+            ],
+            size: 8,
+        });
+        p.add_var("main::p", Ty::Ptr(Box::new(Ty::Struct(0))), Scope::Local(0));
+        p.add_var("main::q", Ty::Ptr(Box::new(Ty::Void)), Scope::Local(0));
+        p.add_var("main::x", Ty::INT, Scope::Local(0));
+        p
+    }
+
+    #[test]
+    fn pointer_groups_and_explicit_tracking() {
+        let prog = prog();
+        assert_eq!(PtrGroup::of(&prog, 0), Some(PtrGroup::Struct(0)));
+        assert_eq!(PtrGroup::of(&prog, 1), Some(PtrGroup::Other));
+        assert_eq!(PtrGroup::of(&prog, 2), None);
+        assert_eq!(PtrGroup::of(&prog, 7), None);
+        assert_eq!(own_ptr_fields(&prog, 0), ["next"]);
+        let mut a = HeapAbstraction::new(
+            &prog,
+            PredScope::Location,
+            1000,
+            crate::cli::ScgMode::Refine,
+            None,
+        );
+        assert!(a.track_group(&prog, PtrGroup::Struct(0)));
+        // the struct's pointers and the `void*` ones, never the integers
+        assert_eq!(
+            a.prec
+                .explicit
+                .everywhere
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert!(!a.track_group(&prog, PtrGroup::Struct(0)));
+        assert_eq!(a.types.get(&0), Some(&TypeMode::Explicit));
+        // without an SCG library the threshold never fires
+        assert!(!a.undecided_explicit());
+    }
+
+    #[test]
+    fn malformed_explicit_heaps_are_rejected() {
+        let prog = prog();
+        let mut h = ExplicitState::initial(&prog);
+        assert_eq!(validate_explicit(&prog, &h), Ok(()));
+        h.heap.insert(
+            1,
+            crate::explicit::Cell {
+                ty: CellTy::Struct(0),
+                kind: crate::explicit::CellKind::Heap,
+                fields: vec![crate::explicit::Value::NULL],
+            },
+        );
+        assert!(validate_explicit(&prog, &h).is_err());
+        h.vars.pop();
+        assert!(validate_explicit(&prog, &h).is_err());
+    }
+}
