@@ -2,7 +2,7 @@
 //! written to a temporary directory, verdicts, exit codes, certificates (checked and
 //! corrupted) and counterexamples (replayed with `simulate --replay`).
 
-use shapemc::cegar::cli::{check_parsed, verify_file, PredCertificate, VerifyArgs};
+use shapemc::cegar::cli::{check_parsed, verify_file, Domains, PredCertificate, VerifyArgs};
 use shapemc::cegar::Verdict;
 use shapemc::frontend::{parse_file, FrontendOptions};
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ fn tmp() -> tempfile::TempDir {
 fn verify(file: &Path) -> shapemc::cegar::cli::VerifyReport {
     let args = VerifyArgs {
         timeout: Some(60.0),
+        domains: Domains::Pred,
         ..Default::default()
     };
     match verify_file(file, &args) {
@@ -55,6 +56,8 @@ fn counting_loop_is_safe_with_a_valid_certificate() {
     let (code, out) = shapemc(&[
         "verify",
         f.to_str().unwrap(),
+        "--domains",
+        "pred",
         "--certificate",
         cert.to_str().unwrap(),
     ]);
@@ -216,7 +219,7 @@ fn safety_that_needs_heap_contents_is_unknown_not_safe() {
         "{:?}",
         rep.verdict
     );
-    let (code, out) = shapemc(&["verify", f.to_str().unwrap()]);
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--domains", "pred"]);
     assert_eq!(code, 20);
     assert!(out.starts_with("UNKNOWN: "), "{out}");
 }

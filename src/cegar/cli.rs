@@ -1,5 +1,7 @@
-//! `shapemc verify` and `shapemc check-certificate` (predicate abstraction).
+//! `shapemc verify` and `shapemc check-certificate` (predicate abstraction, or the
+//! combined heap abstraction of [`super::heap`]).
 
+use super::heap::{check_heap_certificate, HeapAbstraction, HeapCertificate, HEAP_CPA_NAME};
 use super::predicates::PredicateAbstraction;
 use super::{model_check, CegarOptions, Verdict};
 use crate::art::Order;
@@ -50,6 +52,20 @@ pub struct VerifyArgs {
     /// all pointers from the start (no SCG refinement).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::cli::ScgMode::Refine)]
     pub scg: crate::cli::ScgMode,
+    /// Abstract domains: `heap` (default) = predicates × explicit heap (× shape), the
+    /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
+    #[arg(long, value_enum, default_value = "heap")]
+    pub domains: Domains,
+}
+
+/// The abstract domains `verify` combines.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Domains {
+    /// Predicate abstraction only.
+    Pred,
+    /// Predicate abstraction × explicit heap × shape (Algorithms 1-3).
+    #[default]
+    Heap,
 }
 
 impl Default for VerifyArgs {
@@ -66,6 +82,7 @@ impl Default for VerifyArgs {
             memory_limit: None,
             stats_json: None,
             scg: crate::cli::ScgMode::Refine,
+            domains: Domains::Heap,
         }
     }
 }
@@ -77,7 +94,10 @@ pub type PredCertificate = Certificate<Cube, Precision>;
 pub struct VerifyReport {
     pub verdict: Verdict,
     pub stats: super::Stats,
+    /// The certificate of `--domains pred`.
     pub certificate: Option<PredCertificate>,
+    /// The certificate of `--domains heap`.
+    pub heap_certificate: Option<HeapCertificate>,
     pub counterexample: Option<crate::simulate::Counterexample>,
     pub log: Vec<String>,
 }
@@ -107,12 +127,35 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         memory_limit_mb: args.memory_limit,
         ..Default::default()
     };
-    let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
+    if args.domains == Domains::Pred {
+        let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
+        let out = model_check(&prog, &mut abs, &opts);
+        return Ok(VerifyReport {
+            verdict: out.verdict,
+            stats: out.stats,
+            certificate: out.certificate,
+            heap_certificate: None,
+            counterexample: out.counterexample,
+            log: out.log,
+        });
+    }
+    let lattice = match crate::scg::Lattice::load(None) {
+        Ok(l) => Some(l),
+        Err(es) => {
+            for e in &es {
+                eprintln!("warning: SCG library: {e}");
+            }
+            eprintln!("warning: no SCG library: shape analysis disabled (explicit heaps only)");
+            None
+        }
+    };
+    let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice);
     let out = model_check(&prog, &mut abs, &opts);
     Ok(VerifyReport {
         verdict: out.verdict,
         stats: out.stats,
-        certificate: out.certificate,
+        certificate: None,
+        heap_certificate: out.certificate,
         counterexample: out.counterexample,
         log: out.log,
     })
@@ -143,8 +186,10 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
         }
     }
     println!(
-        "refinements: {} (predicates), ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
+        "refinements: {} (predicates), {} td, {} scg, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
         s.refinements_pred,
+        s.refinements_td,
+        s.refinements_scg,
         s.art_nodes,
         s.art_nodes_created,
         s.time_total_s,
@@ -155,7 +200,15 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
         println!("  {l}");
     }
     let mut code = rep.verdict.exit_code();
-    if let (Some(path), Some(cert)) = (&args.certificate, &rep.certificate) {
+    for (t, scg) in &s.final_scg {
+        println!("  final SCG of {t}: {scg}");
+    }
+    let cert_json = match (&rep.certificate, &rep.heap_certificate) {
+        (Some(c), _) => serde_json::to_value(c).ok(),
+        (None, Some(c)) => serde_json::to_value(c).ok(),
+        (None, None) => None,
+    };
+    if let (Some(path), Some(cert)) = (&args.certificate, &cert_json) {
         match write_json(path, cert) {
             Ok(()) => println!("certificate written to {}", path.display()),
             Err(e) => {
@@ -203,7 +256,23 @@ pub fn check_certificate(
         Ok(t) => t,
         Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),
     };
-    let cert: PredCertificate = match serde_json::from_str(&text) {
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(format!("not a certificate (JSON): {e}"))),
+    };
+    let cpa = value
+        .get("cpa")
+        .and_then(|c| c.as_str())
+        .unwrap_or("")
+        .to_string();
+    if cpa == HEAP_CPA_NAME {
+        let cert: HeapCertificate = match serde_json::from_value(value) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("not a `{HEAP_CPA_NAME}` certificate: {e}"))),
+        };
+        return Ok(check_heap_certificate(&prog, &cert));
+    }
+    let cert: PredCertificate = match serde_json::from_value(value) {
         Ok(c) => c,
         Err(e) => return Ok(Err(format!("not a predicate-abstraction certificate: {e}"))),
     };

@@ -18,6 +18,7 @@
 //! threshold handling; the loop does not change.
 
 pub mod cli;
+pub mod heap;
 pub mod predicates;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
@@ -147,6 +148,10 @@ pub trait Abstraction {
     /// Called once per build with the deadline (so domains can bound their own solver
     /// calls). Default: nothing.
     fn set_deadline(&self, _deadline: Option<Instant>) {}
+    /// The final SCG (or tracking mode) per struct type, for statistics. Default: none.
+    fn final_scg(&self, _prog: &Program) -> std::collections::BTreeMap<String, String> {
+        Default::default()
+    }
     /// Extra statistics of the domain (JSON object).
     fn stats(&self) -> serde_json::Value {
         serde_json::Value::Null
@@ -178,6 +183,9 @@ pub struct Stats {
     pub time_total_s: f64,
     /// Domain statistics (e.g. Z3 time spent in abstract posts).
     pub domain: serde_json::Value,
+    /// The final SCG per struct type (shape domain), or how the type is tracked
+    /// (`explicit`).
+    pub final_scg: std::collections::BTreeMap<String, String>,
 }
 
 /// The result of [`model_check`].
@@ -229,6 +237,7 @@ where
         stats.art_nodes_created = art.nodes.len();
         stats.time_total_s = start.elapsed().as_secs_f64();
         stats.domain = abs.stats();
+        stats.final_scg = abs.final_scg(prog);
         Outcome {
             verdict,
             stats,
@@ -444,14 +453,16 @@ where
                         log.push(line);
                         // Remove the subtrees whose states the new precision changes: all
                         // children of the node before the pivot (they are re-expanded).
-                        let parent = if pivot == 0 {
-                            nodes[0]
+                        // Pivot 0: the initial state itself may change (e.g. a new shape
+                        // class), so the ART restarts from a fresh root.
+                        if pivot == 0 {
+                            art = Art::new(prog, abs.cpa().initial(prog, abs.precision()));
                         } else {
-                            nodes[pivot.min(nodes.len() - 1) - 1]
-                        };
-                        let children = art.nodes[parent].children.clone();
-                        for c in children {
-                            art.remove_subtree(c);
+                            let parent = nodes[pivot.min(nodes.len() - 1) - 1];
+                            let children = art.nodes[parent].children.clone();
+                            for c in children {
+                                art.remove_subtree(c);
+                            }
                         }
                         let total =
                             stats.refinements_pred + stats.refinements_td + stats.refinements_scg;

@@ -60,48 +60,76 @@ impl Abstraction for PredicateAbstraction {
     }
 
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
-        let mut r = Refinement {
-            kind: "pred",
-            ..Default::default()
+        refine_predicates(
+            prog,
+            &mut self.prec,
+            self.scope,
+            self.max_atoms,
+            input,
+            &|_| true,
+        )
+    }
+}
+
+/// Predicate refinement (shared by [`PredicateAbstraction`] and the combined heap
+/// abstraction): adds the theory atoms of each interpolant that are predicates in the
+/// fragment of [`crate::predabs::is_predicate`] at the path's location of the
+/// interpolant (under `scope`); the pivot is the first path position whose tracked set
+/// grew. Field and validity atoms are reported as `unhandled`. Only predicates for
+/// which `keep` holds are added (the heap abstraction leaves pointers it tracks on
+/// explicit heaps or shape graphs to those domains).
+pub fn refine_predicates(
+    prog: &Program,
+    prec: &mut Precision,
+    scope: PredScope,
+    max_atoms: usize,
+    input: &RefineInput<'_>,
+    keep: &dyn Fn(&crate::cfa::Expr) -> bool,
+) -> Refinement {
+    let mut r = Refinement {
+        kind: "pred",
+        ..Default::default()
+    };
+    let itps = input.interpolants;
+    let mut changed = std::collections::BTreeSet::new();
+    for item in &itps.items {
+        let Some(&loc) = input.locs.get(item.pos) else {
+            continue;
         };
-        let itps = input.interpolants;
-        let mut changed = std::collections::BTreeSet::new();
-        for item in &itps.items {
-            let Some(&loc) = input.locs.get(item.pos) else {
-                continue;
-            };
-            for a in &item.atoms {
-                if matches!(a.kind, AtomKind::Field | AtomKind::Validity) {
-                    let u = format!("{} @ {}", a.text, prog.graph[loc].src);
-                    if !r.unhandled.contains(&u) {
-                        r.unhandled.push(u);
-                    }
-                }
-            }
-            for t in theory_atoms(prog, &itps.symbols, &item.term, self.max_atoms) {
-                let Some(e) = atom_to_pred(prog, &itps.symbols, &t) else {
-                    continue;
-                };
-                if self.prec.add(prog, &e, loc, self.scope) {
-                    changed.insert(loc);
-                    let f = &prog.functions[prog.graph[loc].func].name;
-                    r.added.push(format!(
-                        "{} @ {f}:{} (loc {})",
-                        crate::predabs::pred_text(prog, &e),
-                        prog.graph[loc].src,
-                        loc.index()
-                    ));
+        for a in &item.atoms {
+            if matches!(a.kind, AtomKind::Field | AtomKind::Validity) {
+                let u = format!("{} @ {}", a.text, prog.graph[loc].src);
+                if !r.unhandled.contains(&u) {
+                    r.unhandled.push(u);
                 }
             }
         }
-        // The pivot is the first position whose tracked set grew (a location can occur
-        // several times on the path; function and global scope reach further).
-        let func = |l: crate::cfa::Node| prog.graph[l].func;
-        r.pivot = input.locs.iter().position(|&l| match self.scope {
-            PredScope::Location => changed.contains(&l),
-            PredScope::Function => changed.iter().any(|&c| func(c) == func(l)),
-            PredScope::Global => !changed.is_empty(),
-        });
-        r
+        for t in theory_atoms(prog, &itps.symbols, &item.term, max_atoms) {
+            let Some(e) = atom_to_pred(prog, &itps.symbols, &t) else {
+                continue;
+            };
+            if !keep(&e) {
+                continue;
+            }
+            if prec.add(prog, &e, loc, scope) {
+                changed.insert(loc);
+                let f = &prog.functions[prog.graph[loc].func].name;
+                r.added.push(format!(
+                    "{} @ {f}:{} (loc {})",
+                    crate::predabs::pred_text(prog, &e),
+                    prog.graph[loc].src,
+                    loc.index()
+                ));
+            }
+        }
     }
+    // The pivot is the first position whose tracked set grew (a location can occur
+    // several times on the path; function and global scope reach further).
+    let func = |l: crate::cfa::Node| prog.graph[l].func;
+    r.pivot = input.locs.iter().position(|&l| match scope {
+        PredScope::Location => changed.contains(&l),
+        PredScope::Function => changed.iter().any(|&c| func(c) == func(l)),
+        PredScope::Global => !changed.is_empty(),
+    });
+    r
 }

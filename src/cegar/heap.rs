@@ -1,0 +1,1093 @@
+//! The heap part of the CEGAR loop (paper Algorithms 2 and 3): a combined abstraction
+//! of predicate abstraction × explicit heap, refined from interpolants.
+//!
+//! - The CPA ([`HeapCpa`]) is the product of [`PredAbs`] (integer and pointer
+//!   (dis)equality predicates) and [`ExplicitCpa`] (explicit heaps, paper §2.2). States
+//!   and precisions are serialisable, so a complete ART becomes a certificate that
+//!   `check-certificate` re-checks with a fresh [`HeapCpa`] ([`check_heap_certificate`]).
+//! - Refinement ([`HeapAbstraction::refine`], Algorithm 3 step 1 and the first branch
+//!   of step 2): integer facts of the interpolants become predicates
+//!   ([`refine_predicates`]); a pointer mentioned by an atom (as an operand, dereferenced,
+//!   or as an alias) whose *pointer group* (its pointee struct type, or "other" for
+//!   `void*`, `int*`, ...) is not tracked yet switches that group to explicit tracking.
+//!   **Granularity**: Θ is refined per pointer group and globally (every location):
+//!   a pointer variable tracked only at the interpolant's locations would be ⊤ where
+//!   its value is computed (the list is built in another function, copied through
+//!   front-end temporaries), so the explicit heap would never see the structure; this is
+//!   the granularity at which Algorithm 2 switches a struct type from explicit to shape
+//!   tracking ("remove all x from Θ(l) s.t. type(x) = type(p)"). The pivot of such a
+//!   refinement is the root (the ART is rebuilt; it happens at most once per group).
+//!   When neither new predicates nor new pointer groups are found, the integer variables
+//!   of the atoms are tracked explicitly (values loaded from the heap are invisible to
+//!   predicate abstraction, which havocs loads); only then does the refinement fail.
+//! - Threshold (BuildART's condition (c)) and `Abstract` (Algorithm 2) need the shape
+//!   domain; until it is available the explicit analysis runs without threshold (fixed
+//!   size heaps complete; unbounded ones run into the time or node limit → UNKNOWN,
+//!   while bugs are still found on the explicit heaps).
+//!
+//! Soundness: SAFE and UNSAFE come only from [`super::model_check`], which checks the
+//! certificate with a fresh CPA and replays counterexamples.
+
+use super::predicates::refine_predicates;
+use super::{Abstraction, RefineInput, Refinement};
+use crate::art::{Art, ArtId};
+use crate::cert::Certificate;
+use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cpa::Cpa;
+use crate::explicit::{
+    classify, CellTy, ExplicitCpa, ExplicitPrec, ExplicitState, SampleCollector, SampleThreshold,
+};
+use crate::predabs::{Cube, Precision, PredAbs, PredScope};
+use crate::scg::{fine_tune, EnabledSets, Lattice, Scg, TrackingDef};
+use crate::shape::{class_for, ShapeCpa, ShapePrec, ShapeState};
+use crate::smt::atoms::Operand;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// The name of [`HeapCpa`] in certificates.
+pub const HEAP_CPA_NAME: &str = "pred+explicit+shape";
+
+/// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HeapState {
+    pub pred: Cube,
+    pub explicit: ExplicitState,
+    pub shape: ShapeState,
+}
+
+/// The precision of [`HeapCpa`]: predicates, the explicit-heap abstraction Θ and the
+/// shape classes per struct type (Ψ).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HeapPrec {
+    pub pred: Precision,
+    pub explicit: ExplicitPrec,
+    pub shape: ShapePrec,
+}
+
+/// Predicate abstraction × explicit heap × shape. Post: the explicit successors first
+/// (cheap; none means the step is infeasible), then the shape successors, then the
+/// predicate successors (Z3), all combinations. Coverage and precision adjustment are
+/// componentwise, so the CPA laws of the components carry over.
+#[derive(Debug)]
+pub struct HeapCpa {
+    pub pred: PredAbs,
+    pub explicit: ExplicitCpa,
+    pub shape: ShapeCpa,
+}
+
+impl HeapCpa {
+    /// A fresh CPA (no caches) for `prog` with the given Z3 timeout per abstraction
+    /// query.
+    pub fn new(prog: &Program, timeout_ms: u32) -> HeapCpa {
+        HeapCpa {
+            pred: PredAbs::new(timeout_ms),
+            explicit: ExplicitCpa,
+            shape: if std::env::var_os("SHAPEMC_SHAPE_SPLIT").is_some() {
+                ShapeCpa::new(prog)
+            } else {
+                ShapeCpa::new(prog).joined()
+            },
+        }
+    }
+}
+
+impl Cpa for HeapCpa {
+    type State = HeapState;
+    type Prec = HeapPrec;
+
+    fn name(&self) -> &'static str {
+        HEAP_CPA_NAME
+    }
+    fn initial(&self, prog: &Program, prec: &HeapPrec) -> HeapState {
+        HeapState {
+            pred: self.pred.initial(prog, &prec.pred),
+            explicit: self.explicit.initial(prog, &prec.explicit),
+            shape: self.shape.initial(prog, &prec.shape),
+        }
+    }
+    fn post(
+        &self,
+        prog: &Program,
+        s: &HeapState,
+        step: Step,
+        to: Node,
+        prec: &HeapPrec,
+    ) -> Vec<HeapState> {
+        let ex = self
+            .explicit
+            .post(prog, &s.explicit, step, to, &prec.explicit);
+        if ex.is_empty() {
+            return Vec::new();
+        }
+        let sh = self.shape.post(prog, &s.shape, step, to, &prec.shape);
+        if sh.is_empty() {
+            return Vec::new();
+        }
+        let pr = self.pred.post(prog, &s.pred, step, to, &prec.pred);
+        let mut out = Vec::with_capacity(ex.len() * sh.len() * pr.len());
+        for p in &pr {
+            for e in &ex {
+                for g in &sh {
+                    out.push(HeapState {
+                        pred: p.clone(),
+                        explicit: e.clone(),
+                        shape: g.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+    fn covers(&self, t: &HeapState, s: &HeapState) -> bool {
+        self.explicit.covers(&t.explicit, &s.explicit)
+            && self.pred.covers(&t.pred, &s.pred)
+            && self.shape.covers(&t.shape, &s.shape)
+    }
+    fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
+        HeapState {
+            pred: self.pred.adjust(s.pred, at, &prec.pred),
+            explicit: self.explicit.adjust(s.explicit, at, &prec.explicit),
+            shape: self.shape.adjust(s.shape, at, &prec.shape),
+        }
+    }
+}
+
+/// The group a pointer variable belongs to for tracking decisions: the struct type it
+/// points to, or `Other` (pointers to scalars, `void*`, pointers to pointers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PtrGroup {
+    Struct(StructId),
+    Other,
+}
+
+impl PtrGroup {
+    /// The group of variable `x`, or `None` if `x` is not a pointer (or does not exist).
+    pub fn of(prog: &Program, x: VarId) -> Option<PtrGroup> {
+        let v = prog.vars.get(x)?;
+        if !v.ty.is_ptr() {
+            return None;
+        }
+        Some(match v.ty.pointee_struct() {
+            Some(s) => PtrGroup::Struct(s),
+            None => PtrGroup::Other,
+        })
+    }
+    /// `struct node` or `other pointers`.
+    pub fn name(self, prog: &Program) -> String {
+        match self {
+            PtrGroup::Struct(s) => prog
+                .structs
+                .get(s)
+                .map_or_else(|| format!("struct #{s}"), |d| format!("struct {}", d.name)),
+            PtrGroup::Other => "other pointers".into(),
+        }
+    }
+}
+
+impl fmt::Display for PtrGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PtrGroup::Struct(s) => write!(f, "struct#{s}"),
+            PtrGroup::Other => write!(f, "other"),
+        }
+    }
+}
+
+/// How the pointers of a struct type are tracked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeMode {
+    /// On explicit heaps (sampling until the threshold).
+    Explicit,
+    /// On explicit heaps for good: no SCG is enabled by the samples.
+    ExplicitFinal,
+    /// By the shape domain with this SCG and tracking definition (shape type (σ, m, D)).
+    Shape { scg: Scg, d: TrackingDef },
+}
+
+/// The combined abstraction under CEGAR (see the module documentation).
+#[derive(Debug)]
+pub struct HeapAbstraction {
+    pub cpa: HeapCpa,
+    pub prec: HeapPrec,
+    pub scope: PredScope,
+    /// Z3 timeout per abstraction query (ms).
+    pub timeout_ms: u32,
+    /// Upper bound on atoms taken from one interpolant.
+    pub max_atoms: usize,
+    /// Pointer groups tracked on explicit heaps.
+    pub explicit_groups: BTreeSet<PtrGroup>,
+    /// Integer variables tracked explicitly (fallback refinement).
+    pub explicit_ints: BTreeSet<VarId>,
+    /// How SCGs are chosen once the shape domain takes over.
+    pub scg_mode: crate::cli::ScgMode,
+    /// The mode of each struct type whose pointers are tracked.
+    pub types: BTreeMap<StructId, TypeMode>,
+    /// The SCG lattice M (None: the library did not load; no shape analysis).
+    pub lattice: Option<Lattice>,
+    /// E(σ), by struct name.
+    pub enabled: EnabledSets,
+    /// Pointer variables mentioned by interpolants so far (candidates for Ts).
+    pub mentioned: BTreeSet<VarId>,
+    /// Fields mentioned by interpolants so far (to choose among the coarsest SCGs).
+    pub mentioned_fields: BTreeMap<String, usize>,
+    /// How often the program reads each pointer field (`x = y->f`): the field a program
+    /// walks along is the `next` of its lists (orientation of SCG bindings).
+    pub field_reads: BTreeMap<String, usize>,
+    /// BuildART's condition (c).
+    pub sample_threshold: SampleThreshold,
+    collector: RefCell<SampleCollector>,
+    /// Counters for the report.
+    pub abstractions: usize,
+    pub fine_tune_calls: usize,
+    pub fine_tune_oracle_calls: usize,
+}
+
+/// The pointer fields of struct `s` that point to `s` (the fields SCG roles bind to).
+fn own_ptr_fields(prog: &Program, s: StructId) -> Vec<String> {
+    prog.structs.get(s).map_or(vec![], |d| {
+        d.fields
+            .iter()
+            .filter(|f| f.ty.pointee_struct() == Some(s))
+            .map(|f| f.name.clone())
+            .collect()
+    })
+}
+
+/// The roles of the recognised data structure bound to field names (`next` → `succ`),
+/// to orient SCG bindings like the samples (a DLL's `next` is the field heads start
+/// along).
+fn chosen_roles(prog: &Program, ds: &crate::explicit::DataStructure) -> BTreeMap<String, String> {
+    use crate::explicit::DataStructure as D;
+    let names: &[&str] = match ds {
+        D::Unknown => &[],
+        D::Sll { .. } => &["next"],
+        D::Dll { .. } => &["next", "prev"],
+        D::Tree { .. } => &["left", "right"],
+        D::TreeParent { .. } => &["left", "right", "parent"],
+        D::ListOfLists { .. } => &["next", "down", "sub_next"],
+    };
+    names
+        .iter()
+        .zip(ds.fields())
+        .map(|(r, f)| (r.to_string(), prog.field(f).name.clone()))
+        .collect()
+}
+
+/// How many roles of `m` are bound like in `roles`.
+fn agreement(m: &Scg, roles: &BTreeMap<String, String>) -> usize {
+    m.binding().map_or(0, |b| {
+        b.iter().filter(|(r, f)| roles.get(*r) == Some(*f)).count()
+    })
+}
+
+fn struct_name(prog: &Program, s: StructId) -> String {
+    prog.structs
+        .get(s)
+        .map_or_else(|| format!("#{s}"), |d| d.name.clone())
+}
+
+impl HeapAbstraction {
+    /// The initial abstraction: no predicates, Θ = ∅, every struct type untracked
+    /// (`--scg refine`), or every recursive struct type shape-tracked with the finest SCG
+    /// its samples enable (`--scg maximal`, Table 1's first column). `lattice` is the
+    /// SCG library (None disables shape analysis: explicit heaps only).
+    pub fn new(
+        prog: &Program,
+        scope: PredScope,
+        timeout_ms: u32,
+        scg_mode: crate::cli::ScgMode,
+        lattice: Option<Lattice>,
+    ) -> Self {
+        let th = SampleThreshold::default();
+        let mut a = HeapAbstraction {
+            cpa: HeapCpa::new(prog, timeout_ms),
+            prec: HeapPrec::default(),
+            scope,
+            timeout_ms,
+            max_atoms: 64,
+            explicit_groups: BTreeSet::new(),
+            explicit_ints: BTreeSet::new(),
+            scg_mode,
+            types: BTreeMap::new(),
+            lattice,
+            enabled: EnabledSets::new(),
+            mentioned: BTreeSet::new(),
+            mentioned_fields: BTreeMap::new(),
+            field_reads: prog
+                .graph
+                .edge_weights()
+                .filter_map(|e| match &e.op {
+                    crate::cfa::Op::Load { field, .. } => Some(prog.field(*field).name.clone()),
+                    _ => None,
+                })
+                .fold(BTreeMap::new(), |mut m, f| {
+                    *m.entry(f).or_insert(0usize) += 1;
+                    m
+                }),
+            sample_threshold: th,
+            collector: RefCell::new(SampleCollector::new(th)),
+            abstractions: 0,
+            fine_tune_calls: 0,
+            fine_tune_oracle_calls: 0,
+        };
+        if scg_mode == crate::cli::ScgMode::Maximal {
+            a.start_maximal(prog);
+        }
+        a
+    }
+
+    /// `--scg maximal`: classify every struct type on explicit samples of the program
+    /// (the sampler of `shapemc samples`), enable the SCGs the samples support and
+    /// shape-track every pointer of the type with the finest of them.
+    fn start_maximal(&mut self, prog: &Program) {
+        let Some(lat) = &self.lattice else { return };
+        let report = crate::explicit::sample_program(prog, &Default::default());
+        let mut chosen = Vec::new();
+        for c in &report.classifications {
+            let s = c.strukt;
+            if own_ptr_fields(prog, s).is_empty() {
+                continue;
+            }
+            let holding = c.holding_invariants(prog);
+            let e: Vec<Scg> = self
+                .enabled
+                .restrict(&struct_name(prog, s), lat, &holding)
+                .iter()
+                .cloned()
+                .collect();
+            // the finest: most roles, then most families, then most predicates
+            let d = self.initial_td(prog, s);
+            let roles = chosen_roles(prog, &c.chosen);
+            let best = e.into_iter().max_by_key(|m| {
+                (
+                    m.binding().map_or(0, |b| b.len()),
+                    m.binding().map_or(vec![], |b| {
+                        b.values()
+                            .map(|f| self.field_reads.get(f).copied().unwrap_or(0))
+                            .collect::<Vec<_>>()
+                    }),
+                    agreement(m, &roles),
+                    m.families().count(),
+                    lat.generate(m, &d).num_preds(),
+                    std::cmp::Reverse(m.clone()),
+                )
+            });
+            if let Some(m) = best {
+                chosen.push((s, m, d));
+            }
+        }
+        for (s, m, d) in chosen {
+            self.set_shape(prog, s, m, d);
+        }
+    }
+
+    /// The tracking definition a struct type starts shape tracking with: T = every
+    /// pointer variable of type `struct σ *` (front-end temporaries included: the
+    /// shape domain only sees values held by tracked pointers), Ts = the pointers the
+    /// interpolants mentioned so far (all of them under `--scg maximal`).
+    fn initial_td(&self, prog: &Program, s: StructId) -> TrackingDef {
+        let all = crate::shape::pointer_vars(prog, s);
+        let sep: Vec<String> = if self.scg_mode == crate::cli::ScgMode::Maximal
+            || std::env::var_os("SHAPEMC_SEPARATE_ALL").is_some()
+        {
+            all.clone()
+        } else {
+            self.mentioned
+                .iter()
+                .filter(|&&x| PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)))
+                .map(|&x| prog.vars[x].name.clone())
+                .collect()
+        };
+        TrackingDef::new(all, sep, Vec::<String>::new())
+    }
+
+    /// Puts struct type `s` under shape tracking with SCG `m` and tracking definition
+    /// `d` (global class), removing its pointers from the explicit abstraction.
+    fn set_shape(&mut self, prog: &Program, s: StructId, m: Scg, d: TrackingDef) -> bool {
+        let Some(lat) = &self.lattice else {
+            return false;
+        };
+        let class = class_for(prog, s, lat, &m, &d);
+        let changed = self.prec.shape.set_global(s, class);
+        for x in 0..prog.vars.len() {
+            if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                self.prec.explicit.remove_everywhere(x);
+            }
+        }
+        self.explicit_groups.remove(&PtrGroup::Struct(s));
+        let old = self.types.insert(s, TypeMode::Shape { scg: m, d });
+        changed || !matches!(old, Some(TypeMode::Shape { .. }))
+    }
+
+    /// Switches pointer group `g` to explicit tracking: every pointer variable of the
+    /// group is tracked at every location. Returns whether Θ changed.
+    pub fn track_group(&mut self, prog: &Program, g: PtrGroup) -> bool {
+        if let PtrGroup::Struct(s) = g {
+            if self.types.contains_key(&s) {
+                return false;
+            }
+            self.types.insert(s, TypeMode::Explicit);
+        }
+        if !self.explicit_groups.insert(g) {
+            return false;
+        }
+        let mut changed = false;
+        for x in 0..prog.vars.len() {
+            if PtrGroup::of(prog, x) == Some(g) {
+                changed |= self.prec.explicit.everywhere.insert(x);
+            }
+        }
+        // Pointers of other groups may carry values of this group (casts from void*):
+        // they are tracked with the group `Other`.
+        if g != PtrGroup::Other {
+            changed |= self.track_group(prog, PtrGroup::Other);
+        }
+        changed
+    }
+
+    /// The pointer groups the atoms of the interpolants mention (operands, dereferenced
+    /// pointers, aliases, and the struct types of the fields they read); records the
+    /// mentioned pointers and fields.
+    fn mentioned_groups(&mut self, prog: &Program, input: &RefineInput<'_>) -> BTreeSet<PtrGroup> {
+        let mut out = BTreeSet::new();
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                for &x in a.pointers.iter().chain(&a.dereferenced) {
+                    if let Some(g) = PtrGroup::of(prog, x) {
+                        out.insert(g);
+                        self.mentioned.insert(x);
+                    }
+                }
+                for f in &a.fields {
+                    out.insert(PtrGroup::Struct(f.strukt));
+                    *self
+                        .mentioned_fields
+                        .entry(prog.field(*f).name.clone())
+                        .or_default() += 1;
+                }
+            }
+            for &(x, y) in &item.aliases {
+                for z in [x, y] {
+                    if let Some(g) = PtrGroup::of(prog, z) {
+                        out.insert(g);
+                        self.mentioned.insert(z);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Integer variables the atoms mention that are not tracked explicitly yet.
+    fn mentioned_ints(&self, prog: &Program, input: &RefineInput<'_>) -> BTreeSet<VarId> {
+        let mut out = BTreeSet::new();
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                for &x in &a.vars {
+                    if prog.vars.get(x).is_some_and(|v| v.ty.is_int())
+                        && !self.explicit_ints.contains(&x)
+                    {
+                        out.insert(x);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Algorithm 3, step 1 for a shape-tracked struct type: the pointers of the type the
+    /// atoms mention become separating, integer field assertions on its cells (`data ==
+    /// 0`, `key < 5`) join Φ. Returns the refined D (None: no change).
+    fn refine_td(
+        &self,
+        prog: &Program,
+        s: StructId,
+        d: &TrackingDef,
+        input: &RefineInput<'_>,
+    ) -> Option<TrackingDef> {
+        let mut d2 = d.clone();
+        let mut changed = false;
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                for &x in a.pointers.iter().chain(&a.dereferenced) {
+                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                        changed |= d2.separate(prog.vars[x].name.clone());
+                    }
+                }
+                if let Some(fa) = &a.field_assertion {
+                    let fty = &prog.field(fa.field).ty;
+                    if fa.field.strukt == s && fty.is_int() && matches!(fa.rhs, Operand::Int(_)) {
+                        changed |= d2.add_assertion(fa.field_text(prog));
+                    }
+                }
+            }
+        }
+        changed.then_some(d2)
+    }
+
+    /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
+    /// finer than `m` whose shape post along the path is empty; when none is found the
+    /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
+    fn fine_tune_type(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        d: &TrackingDef,
+        input: &RefineInput<'_>,
+    ) -> Option<Scg> {
+        let lat = self.lattice.as_ref()?;
+        self.fine_tune_calls += 1;
+        let steps: Vec<(Step, Node)> = input
+            .path
+            .iter()
+            .copied()
+            .zip(input.locs.iter().skip(1).copied())
+            .collect();
+        let base = self.prec.shape.clone();
+        let shape = ShapeCpa::new(prog).joined();
+        let mut calls = 0usize;
+        let mut oracle = |cand: &Scg| -> bool {
+            calls += 1;
+            let mut p = base.clone();
+            p.set_global(s, class_for(prog, s, lat, cand, d));
+            let init = ShapeState::initial(&p, prog.entry);
+            shape.path_post(prog, &init, &steps, &p).is_none()
+        };
+        let name = struct_name(prog, s);
+        let mut enabled = self.enabled.to_vec(&name);
+        if self.enabled.get(&name).is_none() {
+            enabled = lat.universe(&own_ptr_fields(prog, s));
+        }
+        let mut m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
+        if &m2 == m {
+            let universe = lat.universe(&own_ptr_fields(prog, s));
+            let added = self.enabled.extend_not_coarser(&name, lat, m, &universe);
+            if added > 0 {
+                let enabled = self.enabled.to_vec(&name);
+                m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
+            }
+        }
+        self.fine_tune_oracle_calls += calls;
+        (&m2 != m).then_some(m2)
+    }
+
+    /// Among the coarsest SCGs of `e` (no families), the one binding most fields the
+    /// interpolants mentioned, then the fewest roles, then oriented by how often the
+    /// interpolants use each bound field, then by how often the program reads it, then
+    /// like the recognised data structure
+    /// (`roles`), then the fewest predicates.
+    fn choose_coarsest(
+        &self,
+        lat: &Lattice,
+        e: &[Scg],
+        d: &TrackingDef,
+        roles: &BTreeMap<String, String>,
+    ) -> Option<Scg> {
+        let cands: Vec<&Scg> = e.iter().filter(|m| m.families().count() == 0).collect();
+        let cands: Vec<&Scg> = if cands.is_empty() {
+            e.iter().collect()
+        } else {
+            cands
+        };
+        cands
+            .into_iter()
+            .max_by_key(|m| {
+                let b = m.binding().cloned().unwrap_or_default();
+                let hits = b
+                    .values()
+                    .filter(|f| self.mentioned_fields.contains_key(*f))
+                    .count();
+                // orientation: the role bound to the field the interpolants use most
+                let freq: Vec<usize> = b
+                    .values()
+                    .map(|f| self.mentioned_fields.get(f).copied().unwrap_or(0))
+                    .collect();
+                (
+                    hits,
+                    std::cmp::Reverse(b.len()),
+                    freq,
+                    b.values()
+                        .map(|f| self.field_reads.get(f).copied().unwrap_or(0))
+                        .collect::<Vec<_>>(),
+                    agreement(m, roles),
+                    std::cmp::Reverse(lat.generate(m, d).num_preds()),
+                    std::cmp::Reverse((*m).clone()),
+                )
+            })
+            .cloned()
+    }
+
+    fn undecided_explicit(&self) -> bool {
+        self.lattice.is_some() && self.types.values().any(|m| *m == TypeMode::Explicit)
+    }
+}
+
+impl Abstraction for HeapAbstraction {
+    type Cpa = HeapCpa;
+
+    fn cpa(&self) -> &HeapCpa {
+        &self.cpa
+    }
+    fn checker(&self) -> HeapCpa {
+        HeapCpa {
+            pred: PredAbs::new(self.timeout_ms),
+            explicit: ExplicitCpa,
+            shape: self.cpa.shape.clone(),
+        }
+    }
+    fn precision(&self) -> &HeapPrec {
+        &self.prec
+    }
+    fn set_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.cpa.pred.set_deadline(deadline);
+    }
+    fn final_scg(&self, prog: &Program) -> BTreeMap<String, String> {
+        self.types
+            .iter()
+            .map(|(s, m)| {
+                let v = match m {
+                    TypeMode::Explicit | TypeMode::ExplicitFinal => "explicit".to_string(),
+                    TypeMode::Shape { scg, .. } => scg.to_string(),
+                };
+                (format!("struct {}", struct_name(prog, *s)), v)
+            })
+            .collect()
+    }
+    fn stats(&self) -> serde_json::Value {
+        let s = self.cpa.pred.stats();
+        serde_json::json!({
+            "predicates": self.prec.pred.preds.len(),
+            "precision_size": self.prec.pred.size(),
+            "explicit_groups": self.explicit_groups.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
+            "explicit_vars": self.prec.explicit.everywhere.len(),
+            "explicit_ints": self.explicit_ints.len(),
+            "abstractions": self.abstractions,
+            "fine_tune_calls": self.fine_tune_calls,
+            "fine_tune_oracle_calls": self.fine_tune_oracle_calls,
+            "posts": s.posts,
+            "post_cache_hits": s.cache_hits,
+            "z3_queries": s.z3_queries,
+            "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
+        })
+    }
+
+    fn threshold(&self, s: &HeapState) -> bool {
+        if !self.undecided_explicit() {
+            return false;
+        }
+        let mut c = self.collector.borrow_mut();
+        c.offer(&s.explicit);
+        c.done()
+    }
+
+    /// Algorithm 2 (`Abstract`). Variant: instead of replacing explicit heaps by
+    /// HeapToShape results in place, the ART is rebuilt from the root under the new
+    /// precision (simpler and sound; the shape regions are then computed by the shape
+    /// post from the start).
+    fn on_threshold(
+        &mut self,
+        prog: &Program,
+        art: &mut Art<HeapState>,
+        node: ArtId,
+    ) -> Result<(), String> {
+        let Some(lat) = self.lattice.clone() else {
+            return Err("explicit heap threshold without an SCG library".into());
+        };
+        self.abstractions += 1;
+        let mut samples: Vec<ExplicitState> = self
+            .collector
+            .borrow()
+            .kept
+            .iter()
+            .map(|(h, _, _)| h.clone())
+            .collect();
+        if let Some(n) = art.nodes.get(node) {
+            samples.push(n.state.explicit.clone());
+        }
+        let refs: Vec<&ExplicitState> = samples.iter().collect();
+        let pending: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(_, m)| **m == TypeMode::Explicit)
+            .map(|(s, _)| *s)
+            .collect();
+        let mut switched = false;
+        for s in pending {
+            if !refs.iter().any(|h| !h.all_cells_of_type(s).is_empty()) {
+                continue;
+            }
+            let c = classify(prog, s, &refs);
+            let holding = c.holding_invariants(prog);
+            let name = struct_name(prog, s);
+            let e: Vec<Scg> = self
+                .enabled
+                .restrict(&name, &lat, &holding)
+                .iter()
+                .cloned()
+                .collect();
+            let d = self.initial_td(prog, s);
+            match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen)) {
+                Some(m) => {
+                    tracing::info!(
+                        "Abstract: struct {name} is a {} {:?}, fields in interpolants {:?} → {m}",
+                        c.chosen,
+                        chosen_roles(prog, &c.chosen),
+                        self.mentioned_fields
+                    );
+                    self.set_shape(prog, s, m, d);
+                    switched = true;
+                }
+                None => {
+                    tracing::info!(
+                        "Abstract: no SCG enabled for struct {name} ({}); stays explicit",
+                        c.chosen
+                    );
+                    self.types.insert(s, TypeMode::ExplicitFinal);
+                }
+            }
+        }
+        if !switched {
+            // Nothing to abstract (e.g. the deep heap is of a type without SCGs): stop
+            // sampling those types.
+            for m in self.types.values_mut() {
+                if *m == TypeMode::Explicit {
+                    *m = TypeMode::ExplicitFinal;
+                }
+            }
+        }
+        *self.collector.borrow_mut() = SampleCollector::new(self.sample_threshold);
+        *art = Art::new(prog, self.cpa.initial(prog, &self.prec));
+        Ok(())
+    }
+
+    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
+        let groups = self.mentioned_groups(prog, input);
+        // Pointers seen for the first time are tracked on explicit heaps (Algorithm 3,
+        // step 2, first case); under `--scg maximal` recursive types are shape-tracked
+        // from the start, so this only concerns the others.
+        let mut new_groups = Vec::new();
+        for &g in &groups {
+            let known = match g {
+                PtrGroup::Struct(s) => self.types.contains_key(&s),
+                PtrGroup::Other => self.explicit_groups.contains(&g),
+            };
+            if !known && self.track_group(prog, g) {
+                new_groups.push(g);
+            }
+        }
+        // Integer facts (and pointer facts of untracked groups) become predicates.
+        let heap_tracked = |x: VarId| match PtrGroup::of(prog, x) {
+            Some(PtrGroup::Struct(s)) => self.types.contains_key(&s),
+            Some(g) => self.explicit_groups.contains(&g),
+            None => false,
+        };
+        // (Measured: keeping predicates over heap-tracked pointers makes the gdsl proofs
+        // faster, they split the ART along NULL tests the shape domain would also make;
+        // so the filter is off unless SHAPEMC_PRED_FILTER is set.)
+        let filter = std::env::var_os("SHAPEMC_PRED_FILTER").is_some();
+        let keep = |e: &crate::cfa::Expr| {
+            if !filter {
+                return true;
+            }
+            let mut vs = Vec::new();
+            e.vars(&mut vs);
+            !vs.into_iter().any(heap_tracked)
+        };
+        let mut r = refine_predicates(
+            prog,
+            &mut self.prec.pred,
+            self.scope,
+            self.max_atoms,
+            input,
+            &keep,
+        );
+        // Shape-tracked types: refine D (step 1), else FineTune the SCG (step 2).
+        let mut td = false;
+        let mut scg = false;
+        let shape_types: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } if groups.contains(&PtrGroup::Struct(*s)) => {
+                    Some((*s, scg.clone(), d.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (s, m, d) in shape_types {
+            let name = struct_name(prog, s);
+            if let Some(d2) = self.refine_td(prog, s, &d, input) {
+                r.added.push(format!("struct {name}: D = {d2:?}"));
+                self.set_shape(prog, s, m, d2);
+                td = true;
+                continue;
+            }
+            if self.scg_mode == crate::cli::ScgMode::Maximal || r.pivot.is_some() {
+                continue;
+            }
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+                r.added.push(format!("struct {name}: SCG {m} → {m2}"));
+                self.set_shape(prog, s, m2, d);
+                scg = true;
+            }
+        }
+        if !new_groups.is_empty() || td || scg {
+            for g in &new_groups {
+                r.added.push(format!("track {} explicitly", g.name(prog)));
+            }
+            r.kind = if scg && new_groups.is_empty() && !td {
+                "scg"
+            } else {
+                "td"
+            };
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        if r.pivot.is_some() {
+            return r;
+        }
+        // Fallback: integer variables whose values predicate abstraction cannot see
+        // (loaded from the heap) are tracked explicitly.
+        let ints = self.mentioned_ints(prog, input);
+        if !ints.is_empty() {
+            for &x in &ints {
+                self.explicit_ints.insert(x);
+                self.prec.explicit.everywhere.insert(x);
+                r.added
+                    .push(format!("track {} explicitly", prog.vars[x].name));
+            }
+            r.pivot = Some(0);
+            return r;
+        }
+        // Last resort (not in the paper): shape types the path mentions whose SCG and
+        // tracking definition cannot be refined go back to explicit heaps, without
+        // threshold (finds bugs on small heaps; a proof then needs the heaps to be
+        // bounded, otherwise the run ends at a limit with UNKNOWN).
+        let stuck: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(s, m)| {
+                matches!(m, TypeMode::Shape { .. }) && groups.contains(&PtrGroup::Struct(**s))
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        if !stuck.is_empty() {
+            for s in stuck {
+                self.prec.shape.global.remove(&s);
+                for m in self.prec.shape.at.values_mut() {
+                    m.remove(&s);
+                }
+                self.types.insert(s, TypeMode::ExplicitFinal);
+                self.explicit_groups.insert(PtrGroup::Struct(s));
+                for x in 0..prog.vars.len() {
+                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                        self.prec.explicit.everywhere.insert(x);
+                    }
+                }
+                r.added.push(format!(
+                    "struct {}: shape refinement failed, back to explicit heaps",
+                    struct_name(prog, s)
+                ));
+            }
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+        }
+        r
+    }
+}
+
+/// The certificate format of the combined abstraction.
+pub type HeapCertificate = Certificate<HeapState, HeapPrec>;
+
+/// Checks that an explicit heap read from a certificate is well formed for `prog`
+/// (one value per variable; every cell typed like a struct, scalar or opaque object of
+/// the program, with the right number of fields).
+pub fn validate_explicit(prog: &Program, s: &ExplicitState) -> Result<(), String> {
+    if s.vars.len() != prog.vars.len() {
+        return Err("explicit heap: wrong number of variables".into());
+    }
+    for (a, c) in &s.heap {
+        if *a == 0 {
+            return Err("explicit heap: a cell at address 0".into());
+        }
+        let n = match &c.ty {
+            CellTy::Struct(st) => match prog.structs.get(*st) {
+                Some(d) => d.fields.len(),
+                None => return Err(format!("explicit heap: cell {a} of an unknown struct")),
+            },
+            CellTy::Scalar(_) => 1,
+            CellTy::Opaque => 0,
+        };
+        if c.fields.len() != n {
+            return Err(format!(
+                "explicit heap: cell {a} has a wrong number of fields"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates the precision and states of a certificate of [`HeapCpa`], then runs
+/// [`crate::cert::check`] with a fresh [`HeapCpa`].
+pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
+    if cert.format != "shapemc-certificate-1" {
+        return Err(format!("unknown certificate format `{}`", cert.format));
+    }
+    if cert.cpa != HEAP_CPA_NAME {
+        return Err(format!(
+            "certificate of CPA `{}`, expected `{HEAP_CPA_NAME}`",
+            cert.cpa
+        ));
+    }
+    cert.precision.pred.validate(prog)?;
+    let ep = &cert.precision.explicit;
+    if ep
+        .everywhere
+        .iter()
+        .chain(ep.at.values().flatten())
+        .any(|&x| x >= prog.vars.len())
+    {
+        return Err("explicit precision names no variable".into());
+    }
+    if ep.at.keys().any(|&l| l >= prog.graph.node_count()) {
+        return Err("explicit precision names no location".into());
+    }
+    let n = cert.precision.pred.preds.len() as u32;
+    for node in &cert.nodes {
+        if !node.state.pred.is_normal() || node.state.pred.0.iter().any(|(i, _)| *i >= n) {
+            return Err(format!("node {}: malformed predicate state", node.id));
+        }
+        validate_explicit(prog, &node.state.explicit)
+            .map_err(|e| format!("node {}: {e}", node.id))?;
+        if node.stack.iter().any(|&e| e >= prog.graph.edge_count()) {
+            return Err(format!("node {}: call stack names no edge", node.id));
+        }
+        if let Some(s) = node.step {
+            let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = s;
+            if e.index() >= prog.graph.edge_count() {
+                return Err(format!("node {}: step names no edge", node.id));
+            }
+        }
+    }
+    validate_shape(prog, cert)?;
+    crate::cert::check(&HeapCpa::new(prog, 10_000), prog, cert).map_err(|e| e.to_string())
+}
+
+/// Checks the shape parts of a certificate name existing struct types, variables and
+/// locations (the shape operations index the program by them).
+fn validate_shape(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
+    let ns = prog.structs.len();
+    let sp = &cert.precision.shape;
+    if sp.global.keys().any(|&s| s >= ns)
+        || sp
+            .at
+            .iter()
+            .any(|(l, m)| l.index() >= prog.graph.node_count() || m.keys().any(|&s| s >= ns))
+    {
+        return Err("shape precision names no struct type or location".into());
+    }
+    for node in &cert.nodes {
+        let sh = &node.state.shape;
+        if sh.comps.keys().any(|&s| s >= ns) {
+            return Err(format!(
+                "node {}: shape component of no struct type",
+                node.id
+            ));
+        }
+        for (x, (p, f)) in &sh.loaded {
+            let bad_field = prog
+                .structs
+                .get(f.strukt)
+                .is_none_or(|d| f.field >= d.fields.len());
+            if *x >= prog.vars.len() || *p >= prog.vars.len() || bad_field {
+                return Err(format!("node {}: malformed load provenance", node.id));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfa::{FieldDef, Scope, StructDef, Ty};
+
+    fn prog() -> Program {
+        let mut p = Program::new("t.c");
+        p.structs.push(StructDef {
+            name: "node".into(),
+            fields: vec![
+                FieldDef {
+                    name: "next".into(),
+                    ty: Ty::Ptr(Box::new(Ty::Struct(0))),
+                    offset: 0,
+                },
+                FieldDef {
+                    name: "data".into(),
+                    ty: Ty::INT,
+                    offset: 4,
+                },
+            ],
+            size: 8,
+        });
+        p.add_var("main::p", Ty::Ptr(Box::new(Ty::Struct(0))), Scope::Local(0));
+        p.add_var("main::q", Ty::Ptr(Box::new(Ty::Void)), Scope::Local(0));
+        p.add_var("main::x", Ty::INT, Scope::Local(0));
+        p
+    }
+
+    #[test]
+    fn pointer_groups_and_explicit_tracking() {
+        let prog = prog();
+        assert_eq!(PtrGroup::of(&prog, 0), Some(PtrGroup::Struct(0)));
+        assert_eq!(PtrGroup::of(&prog, 1), Some(PtrGroup::Other));
+        assert_eq!(PtrGroup::of(&prog, 2), None);
+        assert_eq!(PtrGroup::of(&prog, 7), None);
+        assert_eq!(own_ptr_fields(&prog, 0), ["next"]);
+        let mut a = HeapAbstraction::new(
+            &prog,
+            PredScope::Location,
+            1000,
+            crate::cli::ScgMode::Refine,
+            None,
+        );
+        assert!(a.track_group(&prog, PtrGroup::Struct(0)));
+        // the struct's pointers and the `void*` ones, never the integers
+        assert_eq!(
+            a.prec
+                .explicit
+                .everywhere
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert!(!a.track_group(&prog, PtrGroup::Struct(0)));
+        assert_eq!(a.types.get(&0), Some(&TypeMode::Explicit));
+        // without an SCG library the threshold never fires
+        assert!(!a.undecided_explicit());
+    }
+
+    #[test]
+    fn malformed_explicit_heaps_are_rejected() {
+        let prog = prog();
+        let mut h = ExplicitState::initial(&prog);
+        assert_eq!(validate_explicit(&prog, &h), Ok(()));
+        h.heap.insert(
+            1,
+            crate::explicit::Cell {
+                ty: CellTy::Struct(0),
+                kind: crate::explicit::CellKind::Heap,
+                fields: vec![crate::explicit::Value::NULL],
+            },
+        );
+        assert!(validate_explicit(&prog, &h).is_err());
+        h.vars.pop();
+        assert!(validate_explicit(&prog, &h).is_err());
+    }
+}

@@ -1,0 +1,291 @@
+//! `verify` with the combined heap abstraction (predicates × explicit heap × shape):
+//! programs of `tests/data/cegar/` whose heaps have a fixed size (explicit tracking
+//! alone decides them), certificates re-checked (and corrupted), counterexamples
+//! replayed with `simulate --replay`; the gdsl/seeds benchmarks (long, `#[ignore]`d).
+
+use shapemc::cegar::cli::{verify_file, Domains, VerifyArgs};
+use shapemc::cegar::heap::check_heap_certificate;
+use shapemc::cegar::Verdict;
+use shapemc::frontend::{parse_file, FrontendOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cegar")
+        .join(name)
+}
+
+fn shapemc(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn args(timeout: f64) -> VerifyArgs {
+    VerifyArgs {
+        timeout: Some(timeout),
+        ..Default::default()
+    }
+}
+
+/// SAFE through the CLI, with a certificate that `check-certificate` accepts.
+fn assert_safe_with_certificate(file: &Path) {
+    let d = tempfile::tempdir().unwrap();
+    let cert = d.path().join("c.cert");
+    let (code, out) = shapemc(&[
+        "verify",
+        file.to_str().unwrap(),
+        "--timeout",
+        "60",
+        "--certificate",
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.lines().next(),
+        Some("SAFE"),
+        "{}: {out}",
+        file.display()
+    );
+    assert_eq!(code, 0);
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        file.to_str().unwrap(),
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.trim()), (0, "VALID"), "{}", file.display());
+}
+
+/// UNSAFE through the CLI, with a counterexample that `simulate --replay` replays.
+fn assert_unsafe_with_replay(file: &Path) {
+    let d = tempfile::tempdir().unwrap();
+    let cex = d.path().join("c.cex");
+    let (code, out) = shapemc(&[
+        "verify",
+        file.to_str().unwrap(),
+        "--timeout",
+        "60",
+        "--cex",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.lines().next(),
+        Some("UNSAFE"),
+        "{}: {out}",
+        file.display()
+    );
+    assert_eq!(code, 10);
+    let (code, out) = shapemc(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--replay",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 10, "{}: {out}", file.display());
+}
+
+#[test]
+fn fixed_dll_of_three_nodes() {
+    assert_safe_with_certificate(&data("list3_safe.c"));
+    assert_unsafe_with_replay(&data("list3_bug.c"));
+}
+
+#[test]
+fn nondeterministic_choice_between_fixed_lists() {
+    assert_safe_with_certificate(&data("nondet_choice_safe.c"));
+    assert_unsafe_with_replay(&data("nondet_choice_bug.c"));
+}
+
+#[test]
+fn unbounded_loop_over_a_fixed_heap_closes_by_coverage() {
+    assert_safe_with_certificate(&data("toggle_safe.c"));
+    assert_unsafe_with_replay(&data("toggle_bug.c"));
+}
+
+#[test]
+fn unbounded_list_needs_the_shape_domain() {
+    assert_safe_with_certificate(&data("sll_unbounded_safe.c"));
+    assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));
+    let rep = verify_file(&data("sll_unbounded_safe.c"), &args(60.0)).unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let scg = rep
+        .stats
+        .final_scg
+        .get("struct item")
+        .cloned()
+        .unwrap_or_default();
+    assert!(scg.starts_with("sll"), "{scg}");
+}
+
+#[test]
+fn heap_contents_need_the_heap_domain() {
+    // Predicate abstraction alone cannot see p->d: UNKNOWN; the heap domain proves it.
+    let f = data("field_store.c");
+    let rep = verify_file(
+        &f,
+        &VerifyArgs {
+            domains: Domains::Pred,
+            ..args(60.0)
+        },
+    )
+    .unwrap();
+    assert!(
+        matches!(rep.verdict, Verdict::Unknown(_)),
+        "{:?}",
+        rep.verdict
+    );
+    let rep = verify_file(&f, &args(60.0)).unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    assert_eq!(rep.stats.refinements_td, 1);
+    assert_eq!(
+        rep.stats.final_scg.get("struct s").map(|s| s.as_str()),
+        Some("explicit")
+    );
+}
+
+#[test]
+fn corrupted_heap_certificates_are_rejected() {
+    let f = data("toggle_safe.c");
+    let rep = verify_file(&f, &args(60.0)).unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let cert = rep.heap_certificate.expect("SAFE comes with a certificate");
+    let prog = parse_file(&f, &FrontendOptions::default()).unwrap();
+    assert_eq!(check_heap_certificate(&prog, &cert), Ok(()));
+    // 1. cut the tree (drop the last node)
+    let mut bad = cert.clone();
+    let last = bad.nodes.len() - 1;
+    bad.nodes.truncate(last);
+    for n in &mut bad.nodes {
+        if n.covered_by == Some(last) {
+            n.covered_by = None;
+        }
+    }
+    assert!(check_heap_certificate(&prog, &bad).is_err());
+    // 2. break a covering: cover a node by the root
+    let mut bad = cert.clone();
+    let i = bad
+        .nodes
+        .iter()
+        .position(|n| n.covered_by.is_some())
+        .expect("some node is covered");
+    bad.nodes[i].covered_by = Some(0);
+    assert!(check_heap_certificate(&prog, &bad).is_err());
+    // 3. forget the explicit heap of a node with cells: its children no longer follow
+    let mut bad = cert.clone();
+    let i = bad
+        .nodes
+        .iter()
+        .position(|n| n.covered_by.is_none() && !n.state.explicit.heap.is_empty())
+        .expect("some node has a heap");
+    for v in bad.nodes[i].state.explicit.vars.iter_mut() {
+        *v = shapemc::explicit::Value::Top;
+    }
+    bad.nodes[i].state.explicit.heap.clear();
+    assert!(check_heap_certificate(&prog, &bad).is_err());
+    // 4. a malformed explicit heap (wrong number of variables)
+    let mut bad = cert.clone();
+    bad.nodes[0].state.explicit.vars.pop();
+    assert!(check_heap_certificate(&prog, &bad).is_err());
+    // via the CLI
+    let d = tempfile::tempdir().unwrap();
+    let cf = d.path().join("bad.cert");
+    std::fs::write(&cf, serde_json::to_string(&bad).unwrap()).unwrap();
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        f.to_str().unwrap(),
+        cf.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("INVALID"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------
+// The shared benchmarks (long): `cargo test --test cegar_heap -- --ignored --nocapture`
+
+fn bench_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench");
+    d.is_dir().then_some(d)
+}
+
+fn expected_unreach(yml: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(yml).ok()?;
+    let mut in_unreach = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("- property_file:") {
+            in_unreach = l.contains("unreach-call");
+        } else if in_unreach && l.starts_with("expected_verdict:") {
+            return Some(l.ends_with("true"));
+        }
+    }
+    None
+}
+
+fn run_suite(sub: &str, timeout: f64) {
+    let Some(root) = bench_dir() else {
+        eprintln!("skipped: ../shared/bench not found");
+        return;
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(root.join(sub))
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    let mut wrong = Vec::new();
+    let mut solved = 0;
+    let mut total = 0;
+    for yml in entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+    {
+        let Some(safe) = expected_unreach(yml) else {
+            continue;
+        };
+        let file = yml.with_extension("c");
+        total += 1;
+        let t = Instant::now();
+        let rep = match verify_file(&file, &args(timeout)) {
+            Ok(r) => r,
+            Err(code) => {
+                eprintln!("{}: front end exit {code}", file.display());
+                continue;
+            }
+        };
+        let s = &rep.stats;
+        eprintln!(
+            "{:40} {:8} {:.1}s td={} scg={} pred={} final={:?}",
+            file.file_stem().unwrap().to_string_lossy(),
+            rep.verdict.line().chars().take(60).collect::<String>(),
+            t.elapsed().as_secs_f64(),
+            s.refinements_td,
+            s.refinements_scg,
+            s.refinements_pred,
+            s.final_scg
+        );
+        match rep.verdict {
+            Verdict::Safe if !safe => wrong.push(file.clone()),
+            Verdict::Unsafe if safe => wrong.push(file.clone()),
+            Verdict::Safe | Verdict::Unsafe => solved += 1,
+            Verdict::Unknown(_) => {}
+        }
+    }
+    eprintln!("{sub}: {solved}/{total} solved, {} wrong", wrong.len());
+    assert!(wrong.is_empty(), "wrong verdicts: {wrong:?}");
+}
+
+#[test]
+#[ignore]
+fn gdsl_never_wrong() {
+    run_suite("gdsl", 120.0);
+}
+
+#[test]
+#[ignore]
+fn seeds_never_wrong() {
+    run_suite("seeds", 120.0);
+}
