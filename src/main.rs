@@ -2,6 +2,12 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() {
+    // Writing to a closed pipe (`shapemc ... | head`) ends the process quietly, as for other
+    // Unix tools, instead of making `println!` panic.
+    // SAFETY: called first in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = shapemc::cli::Cli::parse();
     let default = match cli.verbose {
         0 => "warn",

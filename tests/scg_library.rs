@@ -349,3 +349,20 @@ fn readme_worked_example_is_accurate() {
     )));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Regression: `shapemc ... | head` made `println!` panic on the broken pipe (the CFA of
+/// tree_delete.c as JSON is ≈ 125 KB, more than a pipe buffer).
+#[test]
+fn closed_stdout_pipe_is_not_a_panic() {
+    let exe = env!("CARGO_BIN_EXE_shapemc");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{exe}' cfa benchmarks/tree_delete.c --format json | head -c 1 >/dev/null"
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("sh runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}

@@ -35,7 +35,7 @@ pub struct BenchArgs {
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// Per-task wall-clock limit in seconds; the child is killed and the task counts as unknown.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 20.0)]
     pub timeout: f64,
     /// Per-task address-space limit in MiB (RLIMIT_AS on the child, also passed to verify).
     #[arg(long, value_name = "MB", default_value_t = 4096)]
