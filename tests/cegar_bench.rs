@@ -1,6 +1,6 @@
 //! `verify` (predicate abstraction) on the shared benchmarks: never a wrong verdict.
 //! The full run (every task, 10 s each, a few minutes) is `#[ignore]`d; run it with
-//! `cargo test --test cegar_bench -- --ignored --nocapture` or `scripts/verify-all`.
+//! `cargo test --test cegar_bench -- --ignored --nocapture` (or `scripts/scoreboard ../shared/bench`).
 
 use shapemc::cegar::cli::{verify_file, VerifyArgs};
 use shapemc::cegar::Verdict;
