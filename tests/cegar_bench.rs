@@ -81,7 +81,7 @@ fn known_bugs_are_found_with_replayed_counterexamples() {
 }
 
 #[test]
-#[ignore = "runs every benchmark task (several minutes); see scripts/verify-all"]
+#[ignore = "runs every benchmark task (several minutes); see scripts/scoreboard"]
 fn no_wrong_verdict_on_the_shared_benchmarks() {
     let Some(root) = bench_dir() else { return };
     let (mut correct, mut unknown, mut errors) = (0, 0, 0);
