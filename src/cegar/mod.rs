@@ -246,6 +246,12 @@ where
             log,
         }
     };
+    // Ends the run with UNKNOWN and the reason (no certificate, no counterexample).
+    macro_rules! give_up {
+        ($why:expr) => {
+            return finish(Verdict::Unknown($why), stats, &art, abs, log, None, None)
+        };
+    }
     loop {
         stats.iterations += 1;
         abs.set_deadline(deadline);
@@ -266,11 +272,11 @@ where
         );
         match out {
             BuildOutcome::Limit(r) => {
-                return finish(Verdict::Unknown(r), stats, &art, abs, log, None, None)
+                give_up!(r)
             }
             BuildOutcome::Threshold(n) => {
                 if let Err(r) = abs.on_threshold(prog, &mut art, n) {
-                    return finish(Verdict::Unknown(r), stats, &art, abs, log, None, None);
+                    give_up!(r);
                 }
             }
             BuildOutcome::Complete => {
@@ -283,15 +289,7 @@ where
                     Ok(()) => Verdict::Safe,
                     Err(e) => {
                         tracing::error!("bug: the certificate of a complete ART is invalid: {e}");
-                        return finish(
-                            Verdict::Unknown(format!("certificate check failed: {e}")),
-                            stats,
-                            &art,
-                            abs,
-                            log,
-                            None,
-                            None,
-                        );
+                        give_up!(format!("certificate check failed: {e}"));
                     }
                 };
                 return finish(v, stats, &art, abs, log, Some(cert), None);
@@ -308,15 +306,7 @@ where
                 if let Some(d) = deadline {
                     let left = d.saturating_duration_since(Instant::now()).as_millis() as u32;
                     if left == 0 {
-                        return finish(
-                            Verdict::Unknown("time limit reached".into()),
-                            stats,
-                            &art,
-                            abs,
-                            log,
-                            None,
-                            None,
-                        );
+                        give_up!("time limit reached".into());
                     }
                     smt.timeout_ms = if smt.timeout_ms == 0 {
                         left
@@ -333,18 +323,10 @@ where
                 stats.time_path_analysis_s += t.elapsed().as_secs_f64();
                 match analysis {
                     Err(e) => {
-                        return finish(
-                            Verdict::Unknown(format!(
-                                "analysis of an error path of {} steps failed: {e}",
-                                path.len()
-                            )),
-                            stats,
-                            &art,
-                            abs,
-                            log,
-                            None,
-                            None,
-                        )
+                        give_up!(format!(
+                            "analysis of an error path of {} steps failed: {e}",
+                            path.len()
+                        ))
                     }
                     Ok(PathAnalysis::Feasible(model)) => {
                         let t = Instant::now();
@@ -373,19 +355,11 @@ where
                             path.len(),
                             run.outcome
                         );
-                        return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
+                        give_up!(why);
                     }
                     Ok(PathAnalysis::Infeasible(itps)) => {
                         if opts.validate_interpolants && !itps.validated {
-                            return finish(
-                                Verdict::Unknown("interpolants were not validated".into()),
-                                stats,
-                                &art,
-                                abs,
-                                log,
-                                None,
-                                None,
-                            );
+                            give_up!("interpolants were not validated".into());
                         }
                         let input = RefineInput {
                             path: &path,
@@ -424,15 +398,7 @@ where
                                     u.join("; ")
                                 ));
                             }
-                            return finish(
-                                Verdict::Unknown(why),
-                                stats,
-                                &art,
-                                abs,
-                                log,
-                                None,
-                                None,
-                            );
+                            give_up!(why);
                         };
                         if r.pivot.is_none() {
                             stats.stale_rebuilds += 1;
@@ -467,18 +433,10 @@ where
                         let total =
                             stats.refinements_pred + stats.refinements_td + stats.refinements_scg;
                         if total >= opts.max_refinements {
-                            return finish(
-                                Verdict::Unknown(format!(
-                                    "refinement limit ({}) reached",
-                                    opts.max_refinements
-                                )),
-                                stats,
-                                &art,
-                                abs,
-                                log,
-                                None,
-                                None,
-                            );
+                            give_up!(format!(
+                                "refinement limit ({}) reached",
+                                opts.max_refinements
+                            ));
                         }
                     }
                 }
