@@ -1,9 +1,8 @@
 //! `shapemc simulate`: random concrete runs of a C program, and replay of
 //! counterexamples (`--replay CEX.json`).
 
-use crate::cfa::{Inputs, Program, Step};
+use crate::cfa::{Inputs, Step};
 use crate::diag::exit;
-use crate::frontend::{parse_file, FrontendOptions};
 use crate::interp::{render_trace, replay_path, run_random, Limits, Outcome, Run};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -66,19 +65,7 @@ fn outcome_kind(o: &Outcome) -> &'static str {
     }
 }
 
-fn load(file: &Path, malloc_never_fails: bool) -> Result<Program, i32> {
-    parse_file(
-        file,
-        &FrontendOptions {
-            malloc_never_fails,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| {
-        eprintln!("{e}");
-        e.exit_code()
-    })
-}
+use crate::frontend::load_for_cli as load;
 
 /// `shapemc simulate FILE`: `runs` random runs with seeds `seed..seed+runs`. Prints a
 /// summary (and the trace of the first run that reached the error); returns 10 if

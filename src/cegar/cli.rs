@@ -7,7 +7,7 @@ use super::{model_check, CegarOptions, Verdict};
 use crate::art::Order;
 use crate::cert::{check, Certificate};
 use crate::diag::exit;
-use crate::frontend::{parse_file, FrontendOptions};
+use crate::frontend::load_for_cli;
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -105,17 +105,7 @@ pub struct VerifyReport {
 /// Parses `file` and model-checks it with predicate abstraction. Front-end errors are
 /// returned as `Err(exit code)` after printing the diagnostic to stderr.
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
-    let prog = parse_file(
-        file,
-        &FrontendOptions {
-            malloc_never_fails: args.malloc_never_fails,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| {
-        eprintln!("{e}");
-        e.exit_code()
-    })?;
+    let prog = load_for_cli(file, args.malloc_never_fails)?;
     let opts = CegarOptions {
         order: args.order,
         timeout: args
@@ -241,17 +231,7 @@ pub fn check_certificate(
     cert_file: &Path,
     malloc_never_fails: bool,
 ) -> Result<Result<(), String>, i32> {
-    let prog = parse_file(
-        file,
-        &FrontendOptions {
-            malloc_never_fails,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| {
-        eprintln!("{e}");
-        e.exit_code()
-    })?;
+    let prog = load_for_cli(file, malloc_never_fails)?;
     let text = match std::fs::read_to_string(cert_file) {
         Ok(t) => t,
         Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),

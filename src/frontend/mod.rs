@@ -192,6 +192,22 @@ pub enum CfaFormat {
     Json,
 }
 
+/// Parses `file` for a CLI command: on a front-end error prints the diagnostic
+/// (`file:line:col: ...`) to stderr and returns the exit code (2 parse, 3 unsupported).
+pub fn load_for_cli(file: &Path, malloc_never_fails: bool) -> Result<Program, i32> {
+    parse_file(
+        file,
+        &FrontendOptions {
+            malloc_never_fails,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })
+}
+
 /// `shapemc cfa FILE`: prints the CFA and returns the process exit code.
 pub fn run_cfa_command(
     file: &Path,
