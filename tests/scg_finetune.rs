@@ -196,3 +196,25 @@ fn whole_universe_search_is_fast() {
     assert_eq!(res, target);
     assert!(took.as_secs() < 20, "{took:?}");
 }
+
+#[test]
+fn cost_pass_prefers_the_cheaper_of_two_incomparable_classes() {
+    // gdsl/cancel_list_insert_after: reachability and sharing + cancellation both rule
+    // the spurious path out; the binary search alone settles on the first it meets
+    // (reach: one predicate per tracked pointer and a binary one), the cost pass must
+    // then find the cheaper sharing class.
+    let lat = lattice();
+    let enabled = lat.enabled(&[HoldingInvariant::new("doubly_linked", &["succ", "pred"])]);
+    let d = TrackingDef::new(["a", "b", "c", "e"], ["a", "b"], Vec::<&str>::new());
+    let has = |m: &Scg, f: &str| m.families().any(|g| g == f);
+    let mut calls = 0usize;
+    let res = fine_tune(&Scg::m0(), &enabled, lat, &d, &mut |m| {
+        calls += 1;
+        m.structure() == Some("dll") && (has(m, "reach") || has(m, "cancel") && has(m, "share"))
+    });
+    assert_eq!(res.to_string(), "dll{cancel, share}(next=succ, prev=pred)");
+    assert!(
+        calls <= 2 * 5 + 2 + shapemc::scg::finetune::MAX_COST_QUERIES,
+        "{calls} calls"
+    );
+}

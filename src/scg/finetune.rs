@@ -3,7 +3,11 @@
 
 use super::lattice::{Lattice, Scg};
 use super::TrackingDef;
+use std::collections::BTreeMap;
 use tracing::debug;
+
+/// Upper bound on the extra oracle calls of FineTune's cost pass.
+pub const MAX_COST_QUERIES: usize = 6;
 
 /// Searches the enabled SCGs strictly finer than `current` for a coarsest one that
 /// rules out the path (`rules_out` simulates the path with an SCG; it must be
@@ -14,14 +18,20 @@ use tracing::debug;
 /// and down-set (finer-or-equal candidates) in C are closest in size, and asks the
 /// oracle. If s does not rule out, every candidate coarser-or-equal to s is removed
 /// (monotonicity); otherwise only candidates coarser-or-equal to s are kept. The loop
-/// stops when every candidate left has been tested (all rule out). The result is the
-/// candidate with the fewest predicates for `d` among the coarsest ones left, or
-/// `current` when C becomes empty. Each oracle call at least halves a chain, so a
-/// chain of n candidates costs about log2(n) + 1 calls.
+/// stops when every candidate left has been tested (all rule out); the pick is the
+/// candidate with the fewest predicates for `d` among the coarsest ones left. Each
+/// oracle call at least halves a chain, so a chain of n candidates costs about
+/// log2(n) + 1 calls.
+///
+/// Cost pass: the search follows the first ruling-out SCG it meets, so a cheaper
+/// class incomparable to it (sharing instead of reachability, say) is never asked.
+/// Up to [`MAX_COST_QUERIES`] such untested, cheaper candidates are asked, cheapest
+/// first; when one rules out, the search restarts from it (its coarser candidates).
 ///
 /// Guarantee (for a monotone oracle): the result is `current` exactly when no
 /// candidate rules out the path; otherwise it is a candidate that rules out the path
-/// and no strictly coarser candidate does (a coarsest ruling-out candidate).
+/// and no strictly coarser candidate does (a coarsest ruling-out candidate). No
+/// candidate is asked twice.
 pub fn fine_tune(
     current: &Scg,
     enabled: &[Scg],
@@ -29,16 +39,77 @@ pub fn fine_tune(
     d: &TrackingDef,
     rules_out: &mut dyn FnMut(&Scg) -> bool,
 ) -> Scg {
-    let mut cands: Vec<Scg> = Vec::new();
+    let mut all: Vec<Scg> = Vec::new();
     for m in enabled {
-        if lattice.lt(m, current) && !cands.contains(m) {
-            cands.push(m.clone());
+        if lattice.lt(m, current) && !all.contains(m) {
+            all.push(m.clone());
         }
     }
-    let mut ruling: Vec<Scg> = Vec::new();
+    let cost = |m: &Scg| lattice.generate(m, d).num_preds();
+    let mut answers: BTreeMap<Scg, bool> = BTreeMap::new();
+    let mut ask = |m: &Scg, answers: &mut BTreeMap<Scg, bool>| -> bool {
+        if let Some(&r) = answers.get(m) {
+            return r;
+        }
+        let r = rules_out(m);
+        debug!(scg = %m, rules_out = r, "fine_tune query");
+        answers.insert(m.clone(), r);
+        r
+    };
+    let Some(mut best) = search(all.clone(), lattice, &cost, &mut answers, &mut ask) else {
+        return current.clone();
+    };
+    let mut extra = 0usize;
+    loop {
+        // known-failing SCGs exclude everything coarser (monotonicity)
+        let cheaper: Vec<Scg> = {
+            let mut v: Vec<Scg> = all
+                .iter()
+                .filter(|c| !answers.contains_key(*c))
+                .filter(|c| !answers.iter().any(|(f, &r)| !r && lattice.leq(f, c)))
+                .filter(|c| cost(c) < cost(&best))
+                .cloned()
+                .collect();
+            v.sort_by_key(|m| (cost(m), m.clone()));
+            v
+        };
+        let Some(c) = cheaper.into_iter().next() else {
+            break;
+        };
+        if extra == MAX_COST_QUERIES {
+            break;
+        }
+        extra += 1;
+        if ask(&c, &mut answers) {
+            // continue from c: its strictly coarser candidates, c itself ruling out
+            let up: Vec<Scg> = all.iter().filter(|m| lattice.leq(&c, m)).cloned().collect();
+            best = search(up, lattice, &cost, &mut answers, &mut ask).unwrap_or(c);
+        }
+    }
+    best
+}
+
+/// The binary search of [`fine_tune`] over `cands` (answers are remembered in
+/// `answers`); None when no candidate rules out.
+fn search(
+    mut cands: Vec<Scg>,
+    lattice: &Lattice,
+    cost: &dyn Fn(&Scg) -> usize,
+    answers: &mut BTreeMap<Scg, bool>,
+    ask: &mut dyn FnMut(&Scg, &mut BTreeMap<Scg, bool>) -> bool,
+) -> Option<Scg> {
+    // what is already known prunes the candidates
+    for (m, &r) in answers.iter() {
+        if !r {
+            cands.retain(|c| !lattice.leq(m, c));
+        }
+    }
     let mut round = 0usize;
     loop {
-        let untested: Vec<&Scg> = cands.iter().filter(|m| !ruling.contains(m)).collect();
+        let untested: Vec<&Scg> = cands
+            .iter()
+            .filter(|m| answers.get(*m) != Some(&true))
+            .collect();
         if untested.is_empty() {
             break;
         }
@@ -55,20 +126,16 @@ pub fn fine_tune(
         }
         let Some((s, _)) = best else { break };
         let s = s.clone();
-        let r = rules_out(&s);
-        debug!(round, scg = %s, rules_out = r, candidates = cands.len(), "fine_tune query");
+        let r = ask(&s, answers);
+        debug!(round, scg = %s, rules_out = r, candidates = cands.len(), "fine_tune round");
         if r {
             cands.retain(|c| lattice.leq(&s, c));
-            ruling.push(s);
         } else {
             cands.retain(|c| !lattice.leq(&s, c));
         }
     }
-    if cands.is_empty() {
-        return current.clone();
-    }
-    let top = lattice.coarsest(&cands);
-    top.into_iter()
-        .min_by_key(|m| (lattice.generate(m, d).num_preds(), m.clone()))
-        .unwrap_or_else(|| current.clone())
+    lattice
+        .coarsest(&cands)
+        .into_iter()
+        .min_by_key(|m| (cost(m), m.clone()))
 }

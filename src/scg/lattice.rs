@@ -425,15 +425,15 @@ mod tests {
             HoldingInvariant::new("acyclic_list", &["succ"]),
             HoldingInvariant::new("doubly_linked", &["succ", "pred"]),
         ];
-        assert_eq!(e.restrict("node", &l, &h).len(), 4 + 8);
+        assert_eq!(e.restrict("node", &l, &h).len(), 8 + 16);
         // a later sample without doubly_linked shrinks E(σ) to sll
-        assert_eq!(e.restrict("node", &l, &h[..1]).len(), 4);
+        assert_eq!(e.restrict("node", &l, &h[..1]).len(), 8);
         let cur = e.to_vec("node")[0].clone();
         assert_eq!(cur.to_string(), "sll{}(next=succ)");
         let universe = l.universe(&["succ".to_string(), "pred".to_string()]);
         let added = e.extend_not_coarser("node", &l, &cur, &universe);
         // everything except the SCGs coarser than or equal to sll{}(next=succ): itself and m0 (not in universe)
-        assert_eq!(added, universe.len() - 4);
+        assert_eq!(added, universe.len() - 8);
         assert!(e.get("node").unwrap().contains(&cur));
         assert!(l.coarsest(&e.to_vec("node")).len() >= 2);
     }
@@ -456,6 +456,6 @@ mod tests {
             .validate(&Scg::new("zzz", Vec::<String>::new(), RoleBinding::new()))
             .is_err());
         assert_eq!(Scg::m0().to_string(), "m0");
-        assert_eq!(l.size(), 1 + 4 + 8 + 8 + 16 + 32 + 16);
+        assert_eq!(l.size(), 1 + 8 + 16 + 16 + 16 + 32 + 32);
     }
 }
