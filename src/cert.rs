@@ -52,6 +52,9 @@ pub enum CertError {
     Empty,
     #[error("node {0}: {1}")]
     Node(usize, String),
+    /// The deadline of [`check_until`] passed before the check ended (no verdict).
+    #[error("time limit reached while checking the certificate")]
+    Timeout,
 }
 
 impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
@@ -104,6 +107,17 @@ pub fn check<C: Cpa>(
     cpa: &C,
     prog: &Program,
     cert: &Certificate<C::State, C::Prec>,
+) -> Result<(), CertError> {
+    check_until(cpa, prog, cert, None)
+}
+
+/// [`check`] that gives up with [`CertError::Timeout`] once `deadline` has passed
+/// (tested before each node's successors are recomputed).
+pub fn check_until<C: Cpa>(
+    cpa: &C,
+    prog: &Program,
+    cert: &Certificate<C::State, C::Prec>,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(), CertError> {
     let nodes = &cert.nodes;
     let root = nodes.first().ok_or(CertError::Empty)?;
@@ -178,6 +192,9 @@ pub fn check<C: Cpa>(
             }
             // 3. closedness
             None => {
+                if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                    return Err(CertError::Timeout);
+                }
                 let st = stack(n);
                 for (step, to) in prog.next_steps(loc(n), &st) {
                     if let Step::Enter(_) = step {
@@ -286,6 +303,19 @@ mod tests {
         let json = serde_json::to_string(&cert).unwrap();
         let back: Certificate<(), ()> = serde_json::from_str(&json).unwrap();
         assert_eq!(check(&Locations, &prog, &back), Ok(()));
+    }
+
+    #[test]
+    fn a_passed_deadline_gives_no_verdict() {
+        // `verify --timeout` ran 48 s past its limit in the certificate check (bug fix)
+        let (prog, cert) = certificate();
+        let past = std::time::Instant::now();
+        assert_eq!(
+            check_until(&Locations, &prog, &cert, Some(past)),
+            Err(CertError::Timeout)
+        );
+        let later = past + std::time::Duration::from_secs(3600);
+        assert_eq!(check_until(&Locations, &prog, &cert, Some(later)), Ok(()));
     }
 
     #[test]

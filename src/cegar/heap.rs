@@ -238,6 +238,8 @@ pub struct HeapAbstraction {
     /// BuildART's condition (c).
     pub sample_threshold: SampleThreshold,
     collector: RefCell<SampleCollector>,
+    /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
+    deadline: std::cell::Cell<Option<std::time::Instant>>,
     /// Counters for the report.
     pub abstractions: usize,
     pub fine_tune_calls: usize,
@@ -328,6 +330,7 @@ impl HeapAbstraction {
                 }),
             sample_threshold: th,
             collector: RefCell::new(SampleCollector::new(th)),
+            deadline: std::cell::Cell::new(None),
             abstractions: 0,
             fine_tune_calls: 0,
             fine_tune_oracle_calls: 0,
@@ -549,7 +552,13 @@ impl HeapAbstraction {
         let base = self.prec.shape.clone();
         let shape = ShapeCpa::new(prog).joined();
         let mut calls = 0usize;
+        let deadline = self.deadline.get();
         let mut oracle = |cand: &Scg| -> bool {
+            // past the deadline nothing is asked: "does not rule out" is the answer
+            // that never makes FineTune pick a class (the run ends at the next build)
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return false;
+            }
             calls += 1;
             let mut p = base.clone();
             p.set_global(s, class_for(prog, s, lat, cand, d));
@@ -642,6 +651,7 @@ impl Abstraction for HeapAbstraction {
         &self.prec
     }
     fn set_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.deadline.set(deadline);
         self.cpa.pred.set_deadline(deadline);
     }
     fn final_scg(&self, prog: &Program) -> BTreeMap<String, String> {

@@ -22,7 +22,7 @@ pub mod heap;
 pub mod predicates;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
-use crate::cert::{check, Certificate};
+use crate::cert::{check_until, CertError, Certificate};
 use crate::cfa::{Node, Program, Step};
 use crate::cpa::Cpa;
 use crate::interp::{render_trace, replay_path, Limits};
@@ -283,10 +283,16 @@ where
                 let t = Instant::now();
                 let cert = Certificate::from_art(abs.cpa(), prog, &art, abs.precision());
                 let checker = abs.checker();
-                let res = check(&checker, prog, &cert);
+                let res = check_until(&checker, prog, &cert, deadline);
                 stats.time_cert_check_s += t.elapsed().as_secs_f64();
                 let v = match res {
                     Ok(()) => Verdict::Safe,
+                    Err(CertError::Timeout) => {
+                        give_up!(format!(
+                            "time limit reached while checking the certificate of a complete ART ({} nodes)",
+                            cert.nodes.len()
+                        ));
+                    }
                     Err(e) => {
                         tracing::error!("bug: the certificate of a complete ART is invalid: {e}");
                         give_up!(format!("certificate check failed: {e}"));
