@@ -417,6 +417,12 @@ fn list_of_lists(
             // from its predecessor in the same sub-list (when sub_next is next) or not
             // at all (otherwise).
             for (k, &c) in this.iter().enumerate() {
+                // a node heading a sub-list of its own, or linked onward by `next`
+                // (when sub_next is another field), is an outer-list node: e.g. the
+                // parent chain of a tree's right child leads back into the left spine
+                if outer.node(c, down).is_some() || (sub != next && outer.node(c, next).is_some()) {
+                    return Verdict::Violated;
+                }
                 for &src in next_into.get(&c).map_or(&[][..], |v| v.as_slice()) {
                     let ok = sub == next && k > 0 && this[k - 1] == src;
                     if !ok {

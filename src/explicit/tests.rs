@@ -288,6 +288,13 @@ fn binary_tree_and_tree_parent() {
         verdict(&prog, &good, Invariant::DoublyLinked, &[1, 3]),
         Verdict::Violated
     );
+    // Not a list of lists along (l, r, parent): the "sub-list" of the root's right
+    // child follows parent back to the root, a node of the outer list (bug: gdsl
+    // bintree_* samples enabled list-of-lists SCGs and refinement chose them).
+    assert_eq!(
+        verdict(&prog, &good, Invariant::ListOfLists, &[1, 2, 3]),
+        Verdict::Violated
+    );
     let c = classify(&prog, 0, &[&good]);
     assert_eq!(
         c.chosen,
