@@ -37,16 +37,23 @@ fn args(timeout: f64) -> VerifyArgs {
 
 /// SAFE through the CLI, with a certificate that `check-certificate` accepts.
 fn assert_safe_with_certificate(file: &Path) {
+    assert_safe_with_certificate_using(file, &[]);
+}
+
+/// [`assert_safe_with_certificate`] with extra `verify` options.
+fn assert_safe_with_certificate_using(file: &Path, extra: &[&str]) {
     let d = tempfile::tempdir().unwrap();
     let cert = d.path().join("c.cert");
-    let (code, out) = shapemc(&[
+    let mut argv = vec![
         "verify",
         file.to_str().unwrap(),
         "--timeout",
         "60",
         "--certificate",
         cert.to_str().unwrap(),
-    ]);
+    ];
+    argv.extend_from_slice(extra);
+    let (code, out) = shapemc(&argv);
     assert_eq!(
         out.lines().next(),
         Some("SAFE"),
@@ -121,6 +128,20 @@ fn unbounded_list_needs_the_shape_domain() {
         .cloned()
         .unwrap_or_default();
     assert!(scg.starts_with("sll"), "{scg}");
+}
+
+#[test]
+fn experiment_switches_keep_certificates_checkable() {
+    // `--shape-split` certificates name their own CPA, so that `check-certificate`
+    // rebuilds the split shape domain (the switches were environment variables
+    // before, invisible to the checker)
+    for extra in [
+        &["--shape-split"][..],
+        &["--no-heap-pointer-predicates"],
+        &["--separate-all"],
+    ] {
+        assert_safe_with_certificate_using(&data("sll_unbounded_safe.c"), extra);
+    }
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! `shapemc verify` and `shapemc check-certificate` (predicate abstraction, or the
 //! combined heap abstraction of [`super::heap`]).
 
-use super::heap::{check_heap_certificate, HeapAbstraction, HeapCertificate, HEAP_CPA_NAME};
+use super::heap::{
+    check_heap_certificate, HeapAbstraction, HeapCertificate, HeapOptions, HEAP_CPA_NAME,
+    HEAP_SPLIT_CPA_NAME,
+};
 use super::predicates::PredicateAbstraction;
 use super::{model_check, CegarOptions, Verdict};
 use crate::art::Order;
@@ -56,6 +59,18 @@ pub struct VerifyArgs {
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
     pub domains: Domains,
+    /// Experiment: one shape structure per ART state instead of one joined region per
+    /// node (more path sensitivity, larger ARTs).
+    #[arg(long, help_heading = "Experiments")]
+    pub shape_split: bool,
+    /// Experiment: drop interpolant predicates over pointers the heap domains track
+    /// (the shape domain alone decides their (dis)equalities).
+    #[arg(long, help_heading = "Experiments")]
+    pub no_heap_pointer_predicates: bool,
+    /// Experiment: every `struct σ *` variable is separating from the start of shape
+    /// tracking (default: only the pointers interpolants mention).
+    #[arg(long, help_heading = "Experiments")]
+    pub separate_all: bool,
 }
 
 /// The abstract domains `verify` combines.
@@ -83,6 +98,9 @@ impl Default for VerifyArgs {
             stats_json: None,
             scg: crate::cli::ScgMode::Refine,
             domains: Domains::Heap,
+            shape_split: false,
+            no_heap_pointer_predicates: false,
+            separate_all: false,
         }
     }
 }
@@ -139,7 +157,12 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             None
         }
     };
-    let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice);
+    let options = HeapOptions {
+        shape_split: args.shape_split,
+        filter_heap_pointer_predicates: args.no_heap_pointer_predicates,
+        separate_all: args.separate_all,
+    };
+    let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
     let out = model_check(&prog, &mut abs, &opts);
     Ok(VerifyReport {
         verdict: out.verdict,
@@ -245,7 +268,7 @@ pub fn check_certificate(
         .and_then(|c| c.as_str())
         .unwrap_or("")
         .to_string();
-    if cpa == HEAP_CPA_NAME {
+    if cpa == HEAP_CPA_NAME || cpa == HEAP_SPLIT_CPA_NAME {
         let cert: HeapCertificate = match serde_json::from_value(value) {
             Ok(c) => c,
             Err(e) => return Ok(Err(format!("not a `{HEAP_CPA_NAME}` certificate: {e}"))),

@@ -48,6 +48,24 @@ use std::fmt;
 
 /// The name of [`HeapCpa`] in certificates.
 pub const HEAP_CPA_NAME: &str = "pred+explicit+shape";
+/// The name of [`HeapCpa`] with one shape structure per state
+/// ([`HeapOptions::shape_split`]) in certificates.
+pub const HEAP_SPLIT_CPA_NAME: &str = "pred+explicit+shape/split";
+
+/// Experiment switches of the heap abstraction (`verify --shape-split`,
+/// `--no-heap-pointer-predicates`, `--separate-all`); the defaults are what measured
+/// best on the gdsl benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapOptions {
+    /// One shape structure per ART state instead of one joined region per node.
+    pub shape_split: bool,
+    /// Drop interpolant predicates over pointers the heap domains already track
+    /// (the shape domain then decides their (dis)equalities alone).
+    pub filter_heap_pointer_predicates: bool,
+    /// Every `struct σ *` variable is separating from the start of shape tracking
+    /// (instead of only the pointers the interpolants mentioned).
+    pub separate_all: bool,
+}
 
 /// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -79,17 +97,21 @@ pub struct HeapCpa {
 
 impl HeapCpa {
     /// A fresh CPA (no caches) for `prog` with the given Z3 timeout per abstraction
-    /// query.
-    pub fn new(prog: &Program, timeout_ms: u32) -> HeapCpa {
+    /// query; `split`: one shape structure per state (see [`HeapOptions`]).
+    pub fn new(prog: &Program, timeout_ms: u32, split: bool) -> HeapCpa {
         HeapCpa {
             pred: PredAbs::new(timeout_ms),
             explicit: ExplicitCpa,
-            shape: if std::env::var_os("SHAPEMC_SHAPE_SPLIT").is_some() {
+            shape: if split {
                 ShapeCpa::new(prog)
             } else {
                 ShapeCpa::new(prog).joined()
             },
         }
+    }
+    /// Whether shape regions are joined per state (the default) or split.
+    pub fn is_split(&self) -> bool {
+        !self.shape.is_joined()
     }
 }
 
@@ -98,7 +120,11 @@ impl Cpa for HeapCpa {
     type Prec = HeapPrec;
 
     fn name(&self) -> &'static str {
-        HEAP_CPA_NAME
+        if self.is_split() {
+            HEAP_SPLIT_CPA_NAME
+        } else {
+            HEAP_CPA_NAME
+        }
     }
     fn initial(&self, prog: &Program, prec: &HeapPrec) -> HeapState {
         HeapState {
@@ -214,6 +240,8 @@ pub struct HeapAbstraction {
     pub scope: PredScope,
     /// Z3 timeout per abstraction query (ms).
     pub timeout_ms: u32,
+    /// Experiment switches.
+    pub options: HeapOptions,
     /// Upper bound on atoms taken from one interpolant.
     pub max_atoms: usize,
     /// Pointer groups tracked on explicit heaps.
@@ -301,13 +329,15 @@ impl HeapAbstraction {
         timeout_ms: u32,
         scg_mode: crate::cli::ScgMode,
         lattice: Option<Lattice>,
+        options: HeapOptions,
     ) -> Self {
         let th = SampleThreshold::default();
         let mut a = HeapAbstraction {
-            cpa: HeapCpa::new(prog, timeout_ms),
+            cpa: HeapCpa::new(prog, timeout_ms, options.shape_split),
             prec: HeapPrec::default(),
             scope,
             timeout_ms,
+            options,
             max_atoms: 64,
             explicit_groups: BTreeSet::new(),
             explicit_ints: BTreeSet::new(),
@@ -392,17 +422,16 @@ impl HeapAbstraction {
     /// interpolants mentioned so far (all of them under `--scg maximal`).
     fn initial_td(&self, prog: &Program, s: StructId) -> TrackingDef {
         let all = crate::shape::pointer_vars(prog, s);
-        let sep: Vec<String> = if self.scg_mode == crate::cli::ScgMode::Maximal
-            || std::env::var_os("SHAPEMC_SEPARATE_ALL").is_some()
-        {
-            all.clone()
-        } else {
-            self.mentioned
-                .iter()
-                .filter(|&&x| PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)))
-                .map(|&x| prog.vars[x].name.clone())
-                .collect()
-        };
+        let sep: Vec<String> =
+            if self.scg_mode == crate::cli::ScgMode::Maximal || self.options.separate_all {
+                all.clone()
+            } else {
+                self.mentioned
+                    .iter()
+                    .filter(|&&x| PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)))
+                    .map(|&x| prog.vars[x].name.clone())
+                    .collect()
+            };
         TrackingDef::new(all, sep, Vec::<String>::new())
     }
 
@@ -796,8 +825,8 @@ impl Abstraction for HeapAbstraction {
         };
         // (Measured: keeping predicates over heap-tracked pointers makes the gdsl proofs
         // faster, they split the ART along NULL tests the shape domain would also make;
-        // so the filter is off unless SHAPEMC_PRED_FILTER is set.)
-        let filter = std::env::var_os("SHAPEMC_PRED_FILTER").is_some();
+        // so the filter is off unless `--no-heap-pointer-predicates` is given.)
+        let filter = self.options.filter_heap_pointer_predicates;
         let keep = |e: &crate::cfa::Expr| {
             if !filter {
                 return true;
@@ -948,9 +977,10 @@ pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<
     if cert.format != "shapemc-certificate-1" {
         return Err(format!("unknown certificate format `{}`", cert.format));
     }
-    if cert.cpa != HEAP_CPA_NAME {
+    let split = cert.cpa == HEAP_SPLIT_CPA_NAME;
+    if cert.cpa != HEAP_CPA_NAME && !split {
         return Err(format!(
-            "certificate of CPA `{}`, expected `{HEAP_CPA_NAME}`",
+            "certificate of CPA `{}`, expected `{HEAP_CPA_NAME}` or `{HEAP_SPLIT_CPA_NAME}`",
             cert.cpa
         ));
     }
@@ -985,7 +1015,7 @@ pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<
         }
     }
     validate_shape(prog, cert)?;
-    crate::cert::check(&HeapCpa::new(prog, 10_000), prog, cert).map_err(|e| e.to_string())
+    crate::cert::check(&HeapCpa::new(prog, 10_000, split), prog, cert).map_err(|e| e.to_string())
 }
 
 /// Checks the shape parts of a certificate name existing struct types, variables and
@@ -1065,6 +1095,7 @@ mod tests {
             1000,
             crate::cli::ScgMode::Refine,
             None,
+            HeapOptions::default(),
         );
         assert!(a.track_group(&prog, PtrGroup::Struct(0)));
         // the struct's pointers and the `void*` ones, never the integers

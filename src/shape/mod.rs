@@ -390,6 +390,10 @@ impl ShapeCpa {
         self.split = false;
         self
     }
+    /// True for [`ShapeCpa::joined`] (one region of structures per state).
+    pub fn is_joined(&self) -> bool {
+        !self.split
+    }
     /// The successor of `s` along `step` arriving at `to`, joined (None = bottom).
     pub fn post_joined(
         &self,
