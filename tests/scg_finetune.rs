@@ -15,8 +15,8 @@ fn lattice() -> &'static Lattice {
     })
 }
 
-/// Enabled SCGs of a tree with parent pointers: tree (16) and tree-parent (32) over
-/// (l, r, p), plus sll along l and r (4 each).
+/// Enabled SCGs of a tree with parent pointers: tree (32) and tree-parent (64) over
+/// (l, r, p), plus sll along l and r (8 each).
 fn tree_enabled() -> Vec<Scg> {
     lattice().enabled(&[
         HoldingInvariant::new("binary_tree", &["l", "r"]),

@@ -311,6 +311,35 @@ fn tree_rotation_keeps_parent_cancellation() {
 }
 
 #[test]
+fn library_tree_parent_class_keeps_acyclicity_through_a_rotation() {
+    // The library's tree-parent SCG with the recognised tc/acyc forms, pcancel and
+    // sharing does what the hand class does (before: `dnstar`/binary `dacyc` were not
+    // recognised and no library class proved a rotation; gdsl treep_rotate_left is
+    // proven shape-only with this class in ~16 s release).
+    let p = parse(TREE_ROOT);
+    let sid = struct_id(&p, "tp");
+    let cl = class(
+        &p,
+        sid,
+        "tree-parent",
+        &["down_tc", "acyclic", "cancel", "share"],
+        &[("left", "l"), ("right", "r"), ("parent", "father")],
+        &[],
+    );
+    let r = run_art(&p, &ShapePrec::single(sid, cl));
+    report("treep_rotate_root (library class)", &p, &r);
+    assert_eq!(r.outcome, BuildOutcome::Complete);
+    let acyc = PredSym::with("acyc", &["l", "r"]);
+    for n in r.art.nodes.iter().filter(|n| n.alive) {
+        assert!(
+            everywhere(&n.state, sid, &acyc, Kleene::True),
+            "acyc lost at {:?}",
+            n.loc
+        );
+    }
+}
+
+#[test]
 fn tree_rotation_bug_is_found() {
     // gdsl: rotate_left forgets the father pointer of the moved subtree
     let p = parse(&gdsl("treep_rotate_left_bug.c"));
