@@ -211,14 +211,14 @@ impl<S: Clone> Art<S> {
 }
 
 /// Extends `art` under `cpa` and `prec` until an error node is created (a), the tree is
-/// complete (b), `threshold` fires on a new node's state (c), or a limit is hit.
+/// complete (b), `threshold` fires on a new uncovered node (c), or a limit is hit.
 pub fn build<C: Cpa>(
     cpa: &C,
     prog: &Program,
     art: &mut Art<C::State>,
     prec: &C::Prec,
     opts: &BuildOptions,
-    threshold: &mut dyn FnMut(&C::State) -> bool,
+    threshold: &mut dyn FnMut(&ArtNode<C::State>) -> bool,
 ) -> BuildOutcome {
     loop {
         let next = match opts.order {
@@ -285,7 +285,7 @@ pub fn build<C: Cpa>(
                     });
                 if let Some(m) = coverer {
                     art.nodes[child].covered_by = Some(m);
-                } else if threshold(&art.nodes[child].state) {
+                } else if threshold(&art.nodes[child]) {
                     return BuildOutcome::Threshold(child);
                 }
             }

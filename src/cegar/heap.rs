@@ -266,6 +266,10 @@ pub struct HeapAbstraction {
     /// BuildART's condition (c).
     pub sample_threshold: SampleThreshold,
     collector: RefCell<SampleCollector>,
+    /// Samples taken elsewhere (see [`Abstraction::threshold`]).
+    inner_collector: RefCell<SampleCollector>,
+    /// Loop heads of the program (targets of DFS back edges from function entries).
+    loop_heads: BTreeSet<Node>,
     /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
     deadline: std::cell::Cell<Option<std::time::Instant>>,
     /// Counters for the report.
@@ -310,6 +314,32 @@ fn agreement(m: &Scg, roles: &BTreeMap<String, String>) -> usize {
     m.binding().map_or(0, |b| {
         b.iter().filter(|(r, f)| roles.get(*r) == Some(*f)).count()
     })
+}
+
+/// The loop heads of `prog`: targets of back edges of a depth-first search from every
+/// function entry (intraprocedural edges).
+fn loop_heads(prog: &Program) -> BTreeSet<Node> {
+    use petgraph::visit::{depth_first_search, DfsEvent};
+    let entries: Vec<Node> = prog
+        .graph
+        .node_indices()
+        .filter(|&n| prog.graph[n].kind == crate::cfa::LocKind::FuncEntry)
+        .collect();
+    let mut out = BTreeSet::new();
+    depth_first_search(&prog.graph, entries, |e| {
+        if let DfsEvent::BackEdge(_, to) = e {
+            out.insert(to);
+        }
+    });
+    out
+}
+
+/// The threshold of the collector of samples taken elsewhere: 10 times as many.
+fn inner_threshold(th: SampleThreshold) -> SampleThreshold {
+    SampleThreshold {
+        samples: 10 * th.samples,
+        ..th
+    }
 }
 
 fn struct_name(prog: &Program, s: StructId) -> String {
@@ -360,6 +390,8 @@ impl HeapAbstraction {
                 }),
             sample_threshold: th,
             collector: RefCell::new(SampleCollector::new(th)),
+            inner_collector: RefCell::new(SampleCollector::new(inner_threshold(th))),
+            loop_heads: loop_heads(prog),
             deadline: std::cell::Cell::new(None),
             abstractions: 0,
             fine_tune_calls: 0,
@@ -617,13 +649,39 @@ impl HeapAbstraction {
     /// interpolants use each bound field, then by how often the program reads it, then
     /// like the recognised data structure
     /// (`roles`), then the fewest predicates.
+    ///
+    /// Anchoring: when the samples were recognised as a data structure whose invariant
+    /// some enabled SCG `requires`, only SCGs at least as coarse as one of those are
+    /// candidates. Otherwise a coarser SCG of an unrelated structure (an sll along a
+    /// tree's parent field) could be picked, from which FineTune never reaches the
+    /// recognised structure's SCGs (they are not finer in the lattice).
     fn choose_coarsest(
         &self,
         lat: &Lattice,
         e: &[Scg],
         d: &TrackingDef,
         roles: &BTreeMap<String, String>,
+        recognised: Option<&str>,
     ) -> Option<Scg> {
+        let anchors: Vec<&Scg> = match recognised {
+            Some(inv) => e
+                .iter()
+                .filter(|c| {
+                    c.structure()
+                        .and_then(|n| lat.library().structure(n))
+                        .is_some_and(|st| st.requires.iter().any(|r| r.invariant == inv))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let e: Vec<Scg> = if anchors.is_empty() {
+            e.to_vec()
+        } else {
+            e.iter()
+                .filter(|m| anchors.iter().any(|c| lat.leq(c, m)))
+                .cloned()
+                .collect()
+        };
         let cands: Vec<&Scg> = e.iter().filter(|m| m.families().count() == 0).collect();
         let cands: Vec<&Scg> = if cands.is_empty() {
             e.iter().collect()
@@ -713,13 +771,24 @@ impl Abstraction for HeapAbstraction {
         })
     }
 
-    fn threshold(&self, s: &HeapState) -> bool {
+    /// Samples are preferred where data structures are consistent: heaps at loop heads
+    /// and in the entry function (call stack of at most `main`'s frame) go to the main
+    /// collector, which fires at 5 samples; heaps elsewhere (often in the middle of an
+    /// update: a node whose parent pointer is set but that is not linked yet breaks
+    /// `tree_parent`) only count when 10 times as many were seen.
+    fn threshold(&self, node: &crate::art::ArtNode<HeapState>) -> bool {
         if !self.undecided_explicit() {
             return false;
         }
-        let mut c = self.collector.borrow_mut();
-        c.offer(&s.explicit);
-        c.done()
+        let stable = node.stack.len() <= 1 || self.loop_heads.contains(&node.loc);
+        if stable {
+            self.collector.borrow_mut().offer(&node.state.explicit);
+        } else {
+            self.inner_collector
+                .borrow_mut()
+                .offer(&node.state.explicit);
+        }
+        self.collector.borrow().done() || self.inner_collector.borrow().done()
     }
 
     /// Algorithm 2 (`Abstract`). Variant: instead of replacing explicit heaps by
@@ -730,22 +799,32 @@ impl Abstraction for HeapAbstraction {
         &mut self,
         prog: &Program,
         art: &mut Art<HeapState>,
-        node: ArtId,
+        _node: ArtId,
     ) -> Result<(), String> {
         let Some(lat) = self.lattice.clone() else {
             return Err("explicit heap threshold without an SCG library".into());
         };
         self.abstractions += 1;
-        let mut samples: Vec<ExplicitState> = self
-            .collector
-            .borrow()
-            .kept
-            .iter()
-            .map(|(h, _, _)| h.clone())
-            .collect();
-        if let Some(n) = art.nodes.get(node) {
-            samples.push(n.state.explicit.clone());
-        }
+        let stable = self.collector.borrow();
+        let inner = self.inner_collector.borrow();
+        let samples: Vec<ExplicitState> = if stable.done() {
+            stable.kept.iter().map(|(h, _, _)| h.clone()).collect()
+        } else {
+            stable
+                .kept
+                .iter()
+                .chain(&inner.kept)
+                .map(|(h, _, _)| h.clone())
+                .collect()
+        };
+        tracing::info!(
+            "Abstract: {} samples ({} at loop heads or in main, {} elsewhere; {} loop heads)",
+            samples.len(),
+            stable.kept.len(),
+            samples.len() - stable.kept.len().min(samples.len()),
+            self.loop_heads.len()
+        );
+        drop((stable, inner));
         let refs: Vec<&ExplicitState> = samples.iter().collect();
         let pending: Vec<StructId> = self
             .types
@@ -760,6 +839,7 @@ impl Abstraction for HeapAbstraction {
             }
             let c = classify(prog, s, &refs);
             let holding = c.holding_invariants(prog);
+            tracing::debug!("Abstract: holding invariants {holding:?}");
             let name = struct_name(prog, s);
             let e: Vec<Scg> = self
                 .enabled
@@ -768,7 +848,8 @@ impl Abstraction for HeapAbstraction {
                 .cloned()
                 .collect();
             let d = self.initial_td(prog, s);
-            match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen)) {
+            let recognised = c.chosen.invariant().map(|i| i.name());
+            match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen), recognised) {
                 Some(m) => {
                     tracing::info!(
                         "Abstract: struct {name} is a {} {:?}, fields in interpolants {:?} → {m}",
@@ -798,6 +879,8 @@ impl Abstraction for HeapAbstraction {
             }
         }
         *self.collector.borrow_mut() = SampleCollector::new(self.sample_threshold);
+        *self.inner_collector.borrow_mut() =
+            SampleCollector::new(inner_threshold(self.sample_threshold));
         *art = Art::new(prog, self.cpa.initial(prog, &self.prec));
         Ok(())
     }

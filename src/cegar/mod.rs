@@ -131,8 +131,9 @@ pub trait Abstraction {
     fn precision(&self) -> &<Self::Cpa as Cpa>::Prec;
     /// Refines the precision from an infeasible path.
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement;
-    /// The threshold of `BuildART` (case (c) of the paper); never fires by default.
-    fn threshold(&self, _s: &<Self::Cpa as Cpa>::State) -> bool {
+    /// The threshold of `BuildART` (case (c) of the paper) on a new uncovered node;
+    /// never fires by default.
+    fn threshold(&self, _node: &crate::art::ArtNode<<Self::Cpa as Cpa>::State>) -> bool {
         false
     }
     /// Called when the threshold fired on `node` (the paper's `Abstract`); may rewrite
@@ -259,7 +260,7 @@ where
         let out = {
             let cpa = abs.cpa();
             let prec = abs.precision();
-            let mut th = |s: &St<A>| abs.threshold(s);
+            let mut th = |n: &crate::art::ArtNode<St<A>>| abs.threshold(n);
             build(cpa, prog, &mut art, prec, &bopts, &mut th)
         };
         stats.time_build_s += t.elapsed().as_secs_f64();

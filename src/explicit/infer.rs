@@ -69,6 +69,20 @@ impl DataStructure {
         }
     }
 
+    /// The explicit-heap invariant that characterises the structure (what SCG
+    /// `requires` clauses name), None for `Unknown`.
+    pub fn invariant(&self) -> Option<Invariant> {
+        Some(match self {
+            DataStructure::Unknown => return None,
+            DataStructure::Sll { cyclic: false, .. } => Invariant::AcyclicList,
+            DataStructure::Sll { cyclic: true, .. } => Invariant::CyclicList,
+            DataStructure::Dll { .. } => Invariant::DoublyLinked,
+            DataStructure::Tree { .. } => Invariant::BinaryTree,
+            DataStructure::TreeParent { .. } => Invariant::TreeParent,
+            DataStructure::ListOfLists { .. } => Invariant::ListOfLists,
+        })
+    }
+
     /// The role fields, in role order.
     pub fn fields(&self) -> Vec<FieldRef> {
         match *self {
