@@ -601,3 +601,46 @@ fn dll_move_to_front_keeps_acyclicity() {
         }
     }
 }
+
+/// Splicing a fresh list in behind an arbitrary node (tests/data/shape/sll_splice_after.c,
+/// the core of gdsl/acyclic_list_insert_after.c) keeps the list acyclic with
+/// `sll{cyclic, share, reach}`; linking prev first (-DBUG) closes a cycle.
+#[test]
+fn sll_splice_after_keeps_acyclicity() {
+    for bug in [false, true] {
+        let opts = FrontendOptions {
+            clang_args: if bug { vec!["-DBUG".into()] } else { vec![] },
+            ..FrontendOptions::default()
+        };
+        let p = parse_file(&bench("tests/data/shape/sll_splice_after.c"), &opts)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let sid = struct_id(&p, "node");
+        let cl = class(
+            &p,
+            sid,
+            "sll",
+            &["cyclic", "share", "reach"],
+            &[("next", "next")],
+            &[],
+        );
+        let r = run_art(&p, &ShapePrec::single(sid, cl));
+        report(
+            if bug {
+                "sll_splice_after -DBUG"
+            } else {
+                "sll_splice_after"
+            },
+            &p,
+            &r,
+        );
+        if bug {
+            assert!(
+                matches!(r.outcome, BuildOutcome::Error(_)),
+                "the cycle must be found: {:?}",
+                r.outcome
+            );
+        } else {
+            assert_eq!(r.outcome, BuildOutcome::Complete, "the list stays acyclic");
+        }
+    }
+}
