@@ -116,7 +116,8 @@ fn builtin_rules(s: &mut Structure, changed: &mut bool) -> bool {
 }
 
 /// A non-summary node `v` on no cycle along `F` (`acyc[F](v) = 1` or `c[F](v) = 0`):
-/// no node definitely reachable from `v` (along edges of value 1) has an `F`-edge to `v`.
+/// no node definitely reachable from `v` (along edges of value 1, or by `r[z, G] = 1`
+/// for a pointer `z` to `v` and `G ⊆ F`) has an `F`-edge to `v`.
 fn acyclic_rules(s: &mut Structure, changed: &mut bool) -> bool {
     let voc = s.vocab().clone();
     let n = s.len();
@@ -137,6 +138,24 @@ fn acyclic_rules(s: &mut Structure, changed: &mut bool) -> bool {
             let mut seen = vec![false; n];
             seen[v] = true;
             let mut stack = vec![v];
+            // r[z, G](w) = 1 with G ⊆ F and z pointing to v: every cell of w is
+            // reachable from v, so an F-edge from w back to v would close a cycle
+            for r in &voc.instr {
+                let Some(Family::Reach(z, g)) = &r.family else {
+                    continue;
+                };
+                if !g.iter().all(|f| fields.contains(f))
+                    || voc.pt(z).is_none_or(|p| s.get1(p, v) != Kleene::True)
+                {
+                    continue;
+                }
+                for (w, sw) in seen.iter_mut().enumerate() {
+                    if !*sw && s.get1(r.idx, w) == Kleene::True {
+                        *sw = true;
+                        stack.push(w);
+                    }
+                }
+            }
             while let Some(a) = stack.pop() {
                 for (b, sb) in seen.iter_mut().enumerate() {
                     if !*sb && fidx.iter().any(|f| s.get2(*f, a, b) == Kleene::True) {
@@ -436,6 +455,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn reachable_nodes_have_no_edge_back_to_an_acyclic_pointer_target() {
+        // p -> a -> [summary]: r[p](summary) = 1 and c(p's node) = 0, so a 1/2 edge
+        // from the summary back to p's node (a cycle) is refined to 0
+        let c = fam::simple_class(
+            &["p"],
+            &["next"],
+            vec![fam::reach("p", &["next"]), fam::cyclic(&["next"])],
+        );
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["p"]), 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("next"), 2, 3),
+        ];
+        let s = Structure::from_concrete(&c, 4, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        assert_eq!(s.len(), 2, "{s}");
+        let next = s.vocab().field("next").unwrap_or(0);
+        let p = s.vocab().pt("p").unwrap_or(0);
+        let np = (0..2).find(|u| s.get1(p, *u) == Kleene::True).unwrap_or(0);
+        let mut t = s.clone();
+        t.set2(next, 1 - np, np, Kleene::Half);
+        let t = coerce(t).unwrap_or_else(|| panic!("feasible"));
+        assert_eq!(t.get2(next, 1 - np, np), Kleene::False, "{t}");
     }
 
     #[test]

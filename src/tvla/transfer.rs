@@ -129,8 +129,11 @@ struct Change {
     delete: Option<(String, usize)>,
     /// `pt[x]` (nullified before) now points to exactly this node
     pt_set: Option<(String, usize)>,
-    /// `pt[x] := y->field` where y points to the node (x != y)
+    /// `pt[x] := y->field` where y points to the node (for `x == y` see `load_pre`)
     load: Option<(String, String, usize)>,
+    /// for `x = x->field`: the structure before `x` was nullified (same nodes), from
+    /// which the load reads y's (= x's) old values
+    load_pre: Option<Structure>,
     /// `pt[x] := pt[y]` (x nullified before)
     copy: Option<(String, String)>,
     domain: Domain,
@@ -144,6 +147,7 @@ impl Change {
             delete: None,
             pt_set: None,
             load: None,
+            load_pre: None,
             copy: None,
             domain: Domain::Same,
         }
@@ -279,12 +283,13 @@ fn run_op(
                             _ => Kleene::Half,
                         })
                         .collect();
-                    let load = match (py, x != y) {
-                        (Some(py), true) => target(&t, py).map(|n| (y.clone(), field.clone(), n)),
-                        _ => None,
-                    };
+                    let load = py
+                        .and_then(|py| target(&t, py))
+                        .map(|n| (y.clone(), field.clone(), n));
+                    // `x = x->f`: nullifying x loses r[x], which the load reads
+                    let load_pre = (x == y).then(|| t.clone());
                     let t = nullify_pt(&t, px, x)?;
-                    set_pt_load(&t, px, x, &vals, None, load)
+                    set_pt_load(&t, px, x, &vals, None, load, load_pre)
                 })
                 .collect()
         }
@@ -504,7 +509,7 @@ fn set_pt(
     vals: &[Kleene],
     copy: Option<(String, String)>,
 ) -> Option<Structure> {
-    set_pt_load(t, px, x, vals, copy, None)
+    set_pt_load(t, px, x, vals, copy, None, None)
 }
 
 /// [`set_pt`] for `x = y->field` (`load` = (y, field, y's node)).
@@ -515,6 +520,7 @@ fn set_pt_load(
     vals: &[Kleene],
     copy: Option<(String, String)>,
     load: Option<(String, String, usize)>,
+    load_pre: Option<Structure>,
 ) -> Option<Structure> {
     if vals.iter().all(|k| *k == Kleene::False) {
         return Some(t.clone());
@@ -526,6 +532,7 @@ fn set_pt_load(
     let mut ch = Change::with(pt_sym(x), Dir::Inc);
     ch.copy = copy;
     ch.load = load;
+    ch.load_pre = load_pre;
     if let Some(n) = target(&post, px) {
         ch.pt_set = Some((x.to_string(), n));
     }
@@ -952,6 +959,24 @@ fn qf_binary(f: &CFormula) -> bool {
     }
 }
 
+/// The argument slots of every occurrence of binary predicate `i` in `f`.
+fn binary_atoms(f: &CFormula, i: usize, out: &mut Vec<(usize, usize)>) {
+    match f {
+        CFormula::P2(j, a, b) if *j == i => out.push((*a, *b)),
+        CFormula::Const(_) | CFormula::P0(_) | CFormula::P1(..) | CFormula::P2(..) => {}
+        CFormula::Eq(..) => {}
+        CFormula::Not(g) | CFormula::Exists(_, g) | CFormula::Forall(_, g) => {
+            binary_atoms(g, i, out)
+        }
+        CFormula::And(gs) | CFormula::Or(gs) => gs.iter().for_each(|g| binary_atoms(g, i, out)),
+        CFormula::Implies(a, b) | CFormula::Iff(a, b) => {
+            binary_atoms(a, i, out);
+            binary_atoms(b, i, out);
+        }
+        CFormula::Tc { body, .. } => binary_atoms(body, i, out),
+    }
+}
+
 /// Differencing for unary definitions `A w. psi(v, w)` / `E w. psi(v, w)` with a
 /// quantifier-free `psi` when only binary predicates changed: the tuples that changed
 /// have all their endpoints in a node set `C`, so the part of the quantifier over
@@ -977,16 +1002,30 @@ fn universal_differencing<'a>(
     }
     let voc = pre.vocab();
     let n = pre.len();
+    // the values of `w` at which the body may have changed: for each occurrence
+    // `p(s1, s2)` of a changed `p`, the endpoint of a changed tuple at `w`'s position
     let mut c = BTreeSet::new();
     for (p, _) in relevant {
         let (2, i) = voc.lookup(p)? else {
             return None;
         };
+        let mut occ = Vec::new();
+        binary_atoms(body, i, &mut occ);
+        if occ.iter().any(|(s1, s2)| *s1 != wslot && *s2 != wslot) {
+            // an occurrence without `w` changes the body for every `w`
+            return None;
+        }
         for a in 0..n {
             for b in 0..n {
                 if pre.get2(i, a, b) != cur.get2(i, a, b) {
-                    c.insert(a);
-                    c.insert(b);
+                    for (s1, s2) in &occ {
+                        if *s1 == wslot {
+                            c.insert(a);
+                        }
+                        if *s2 == wslot {
+                            c.insert(b);
+                        }
+                    }
                 }
             }
         }
@@ -1077,7 +1116,10 @@ fn differencing<'a>(
         });
     }
     if let Some((f, nx)) = &ch.delete {
-        // paths that cannot reach the source of the deleted edge are unchanged
+        // Only the out-edges of the single cell `nx` were removed, so a path that
+        // uses one of them passes through `nx` and continues from it. Unchanged are:
+        // paths that cannot reach `nx`, paths to a node `nx` cannot reach, and
+        // (shortest) paths ending at `nx` itself, which never leave `nx`.
         let only_fields = relevant
             .iter()
             .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
@@ -1086,15 +1128,19 @@ fn differencing<'a>(
         }
         let nx = *nx;
         let r = get_rtc(cache);
+        let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
         return Some(match fam {
             Family::Tc(_) => Box::new(move |t: &[usize]| {
-                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get2(idx, t[0], t[1]))
+                let (a, b) = (t[0], t[1]);
+                (unreached(a, nx) || unreached(nx, b) || (b == nx && a != nx))
+                    .then(|| pre.get2(idx, a, b))
             }),
             Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
-                (r[t[0] * n + nx] == Kleene::False).then(|| pre.get1(idx, t[0]))
+                (unreached(t[0], nx) || unreached(nx, t[0])).then(|| pre.get1(idx, t[0]))
             }),
             Family::Reach(..) => Box::new(move |t: &[usize]| {
-                (pre.get1(idx, nx) == Kleene::False).then(|| pre.get1(idx, t[0]))
+                (pre.get1(idx, nx) == Kleene::False || t[0] == nx || unreached(nx, t[0]))
+                    .then(|| pre.get1(idx, t[0]))
             }),
         });
     }
@@ -1126,6 +1172,7 @@ fn differencing<'a>(
     // a cycle); a subset of r[y, F] when f is one of several fields of F
     let mut from_load: Option<DiffFn<'a>> = None;
     if let Some((y, f, ny)) = &ch.load {
+        let pre: &'a Structure = ch.load_pre.as_ref().unwrap_or(pre);
         let voc = pre.vocab();
         let ry = voc.instr.iter().find(|i| {
             i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
@@ -1228,6 +1275,129 @@ mod tests {
             assert_eq!(target(t, i).map(|n| t.is_summary(n)), Some(false), "{t}");
         }
         assert_eq!(r.structures.len(), 2); // next(y) is NULL or a summary tail
+    }
+
+    /// A concrete list `0 -> 1 -> ... -> n-1` along `next` (plus `prev` back links
+    /// when `dll`), pointer facts `ptrs`, blurred.
+    fn list(c: &ShapeClass, n: usize, dll: bool, ptrs: &[(&str, usize)]) -> Structure {
+        let mut f: Vec<Fact> = ptrs
+            .iter()
+            .map(|(x, u)| Fact::Unary(PredSym::with("pt", &[x]), *u))
+            .collect();
+        for i in 0..n - 1 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            if dll {
+                f.push(Fact::Binary(PredSym::plain("prev"), i + 1, i));
+            }
+        }
+        Structure::from_concrete(c, n, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur()
+    }
+
+    fn values(t: &Structure, p: &PredSym) -> Vec<Kleene> {
+        (0..t.len()).map(|u| t.value(p, &[u])).collect()
+    }
+
+    #[test]
+    fn self_load_keeps_reachability_of_the_tail() {
+        // x = x->next on h, x -> [summary]: every cell after x's new target is still
+        // reachable from x (r[x] is not re-derived from the 1/2 summary edges)
+        let c = fam::simple_class(
+            &["h", "x"],
+            &["next"],
+            vec![fam::reach("h", &["next"]), fam::reach("x", &["next"])],
+        );
+        let s = list(&c, 6, false, &[("h", 0), ("x", 0)]);
+        let r = post(&s, &c, &op_load("x", "x"));
+        assert!(!r.structures.is_empty());
+        let rx = PredSym::with("r", &["x", "next"]);
+        for t in &r.structures {
+            assert!(
+                values(t, &rx).iter().all(|k| *k != Kleene::Half),
+                "r[x] lost: {t}"
+            );
+        }
+    }
+
+    #[test]
+    fn edge_removal_keeps_reachability_of_its_source() {
+        // h -> [1 2] -> p -> [4 5]; p->next = NULL: p and the cells before it stay
+        // reachable from h (a shortest path to p never leaves p)
+        let c = fam::simple_class(
+            &["h", "p"],
+            &["next"],
+            vec![
+                fam::reach("h", &["next"]),
+                fam::reach("p", &["next"]),
+                fam::tc(&["next"]),
+                fam::cyclic(&["next"]),
+            ],
+        );
+        let s = list(&c, 6, false, &[("h", 0), ("p", 3)]);
+        let op = PtrOp::StoreNull {
+            x: "p".into(),
+            field: "next".into(),
+        };
+        let r = post(&s, &c, &op);
+        assert_eq!(r.structures.len(), 1);
+        let t = &r.structures[0];
+        let rh = PredSym::with("r", &["h", "next"]);
+        let tc = PredSym::with("tc", &["next"]);
+        let (Some(p), Some(h)) = (t.vocab().pt("p"), t.vocab().pt("h")) else {
+            panic!("no pt[p]/pt[h]")
+        };
+        let (np, nh) = (target(t, p), target(t, h));
+        let (Some(np), Some(nh)) = (np, nh) else {
+            panic!("p, h not definite: {t}")
+        };
+        // the old tail [4 5] is cut off, every other cell stays reachable from h
+        let vals = values(t, &rh);
+        assert!(vals.iter().all(|k| *k != Kleene::Half), "r[h] lost: {t}");
+        let cut: Vec<usize> = (0..t.len()).filter(|u| vals[*u] == Kleene::False).collect();
+        assert_eq!(cut.len(), 1, "{t}");
+        assert!(t.is_summary(cut[0]) && cut[0] != np, "{t}");
+        assert_eq!(t.value(&tc, &[nh, np]), Kleene::True, "tc(h, p) lost: {t}");
+    }
+
+    #[test]
+    fn removing_a_back_link_keeps_unrelated_cancellation() {
+        // h <-> [1 2], n = 3 with n.prev = 2 but 2.next = NULL (n was unlinked);
+        // n->prev = NULL changes no cancellation of the cells 1, 2
+        let c = fam::simple_class(
+            &["h", "n"],
+            &["next", "prev"],
+            vec![fam::cancel("next", "prev"), fam::cancel("prev", "next")],
+        );
+        let mut f = vec![
+            Fact::Unary(PredSym::with("pt", &["h"]), 0),
+            Fact::Unary(PredSym::with("pt", &["n"]), 3),
+            Fact::Binary(PredSym::plain("prev"), 3, 2),
+        ];
+        for i in 0..2 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            f.push(Fact::Binary(PredSym::plain("prev"), i + 1, i));
+        }
+        let s = Structure::from_concrete(&c, 4, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        assert_eq!(s.len(), 3, "{s}");
+        let op = PtrOp::StoreNull {
+            x: "n".into(),
+            field: "prev".into(),
+        };
+        let r = post(&s, &c, &op);
+        assert_eq!(r.structures.len(), 1);
+        let t = &r.structures[0];
+        for p in [
+            PredSym::with("cancel", &["next", "prev"]),
+            PredSym::with("cancel", &["prev", "next"]),
+        ] {
+            assert!(
+                values(t, &p).iter().all(|k| *k == Kleene::True),
+                "{p} lost: {t}"
+            );
+        }
     }
 
     #[test]
