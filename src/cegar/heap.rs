@@ -1215,3 +1215,77 @@ mod tests {
         assert!(validate_explicit(&prog, &h).is_err());
     }
 }
+
+#[cfg(test)]
+mod abstract_tests {
+    use super::*;
+    use crate::scg::HoldingInvariant;
+
+    fn library() -> Lattice {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scg-library");
+        Lattice::new(crate::scg::Library::load_dir(&dir).expect("library loads"))
+    }
+
+    #[test]
+    fn the_coarsest_choice_is_anchored_on_the_recognised_structure() {
+        // gdsl/treep_rotate_left: a tree with parent pointers whose interpolants only
+        // mention `father`; without the anchor the sll along `father` won (bug fix).
+        let prog = Program::new("t.c");
+        let lat = library();
+        let holding = [
+            HoldingInvariant::new("acyclic_list", &["father"]),
+            HoldingInvariant::new("acyclic_list", &["l"]),
+            HoldingInvariant::new("binary_tree", &["l", "r"]),
+            HoldingInvariant::new("tree_parent", &["l", "r", "father"]),
+        ];
+        let e = lat.enabled(&holding);
+        let mut a = HeapAbstraction::new(
+            &prog,
+            PredScope::Location,
+            1000,
+            crate::cli::ScgMode::Refine,
+            Some(lat.clone()),
+            HeapOptions::default(),
+        );
+        a.mentioned_fields.insert("father".into(), 15);
+        let d = TrackingDef::new(["p"], ["p"], Vec::<&str>::new());
+        let roles = BTreeMap::new();
+        let free = a.choose_coarsest(&lat, &e, &d, &roles, None).unwrap();
+        assert_eq!(free.to_string(), "sll{}(next=father)");
+        let anchored = a
+            .choose_coarsest(&lat, &e, &d, &roles, Some("tree_parent"))
+            .unwrap();
+        assert!(
+            anchored.structure() == Some("tree") || anchored.structure() == Some("tree-parent"),
+            "{anchored}"
+        );
+        // every tree-parent SCG is reachable from it by FineTune (finer or equal)
+        assert!(e
+            .iter()
+            .filter(|m| m.structure() == Some("tree-parent"))
+            .any(|m| lat.leq(m, &anchored)));
+    }
+
+    #[test]
+    fn loop_heads_are_the_targets_of_back_edges() {
+        let f =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/shape/sll_reverse.c");
+        let prog = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
+        let heads = loop_heads(&prog);
+        assert!(!heads.is_empty());
+        let src = std::fs::read_to_string(&f).unwrap();
+        let while_lines: BTreeSet<u32> = src
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("while") || l.contains("for ("))
+            .map(|(i, _)| i as u32 + 1)
+            .collect();
+        for h in &heads {
+            assert!(
+                while_lines.contains(&prog.graph[*h].src.line),
+                "loop head at line {} is not a loop",
+                prog.graph[*h].src.line
+            );
+        }
+    }
+}

@@ -103,8 +103,8 @@ mod tests {
             &mut art,
             &prec,
             &BuildOptions::default(),
-            &mut |s: &ExplicitState| {
-                col.offer(s);
+            &mut |n: &crate::art::ArtNode<ExplicitState>| {
+                col.offer(&n.state);
                 col.done()
             },
         );
