@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tracing::debug;
 
 /// Upper bound on the extra oracle calls of FineTune's cost pass.
-pub const MAX_COST_QUERIES: usize = 6;
+pub const MAX_COST_QUERIES: usize = 16;
 
 /// Searches the enabled SCGs strictly finer than `current` for a coarsest one that
 /// rules out the path (`rules_out` simulates the path with an SCG; it must be
