@@ -138,7 +138,7 @@ fn experiment_switches_keep_certificates_checkable() {
     for extra in [
         &["--shape-split"][..],
         &["--no-heap-pointer-predicates"],
-        &["--separate-all"],
+        &["--separate-mentioned-only"],
     ] {
         assert_safe_with_certificate_using(&data("sll_unbounded_safe.c"), extra);
     }
