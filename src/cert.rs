@@ -55,6 +55,9 @@ pub enum CertError {
     /// The deadline of [`check_until`] passed before the check ended (no verdict).
     #[error("time limit reached while checking the certificate")]
     Timeout,
+    /// The memory limit of [`check_until`] was exceeded (no verdict).
+    #[error("memory limit reached while checking the certificate")]
+    OutOfMemory,
 }
 
 impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
@@ -108,16 +111,19 @@ pub fn check<C: Cpa>(
     prog: &Program,
     cert: &Certificate<C::State, C::Prec>,
 ) -> Result<(), CertError> {
-    check_until(cpa, prog, cert, None)
+    check_until(cpa, prog, cert, None, None)
 }
 
 /// [`check`] that gives up with [`CertError::Timeout`] once `deadline` has passed
-/// (tested before each node's successors are recomputed).
+/// (tested before each node's successors are recomputed) and with
+/// [`CertError::OutOfMemory`] once the resident set exceeds `memory_limit_mb` (tested
+/// every 64 nodes).
 pub fn check_until<C: Cpa>(
     cpa: &C,
     prog: &Program,
     cert: &Certificate<C::State, C::Prec>,
     deadline: Option<std::time::Instant>,
+    memory_limit_mb: Option<u64>,
 ) -> Result<(), CertError> {
     let nodes = &cert.nodes;
     let root = nodes.first().ok_or(CertError::Empty)?;
@@ -194,6 +200,12 @@ pub fn check_until<C: Cpa>(
             None => {
                 if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                     return Err(CertError::Timeout);
+                }
+                if i % 64 == 0
+                    && memory_limit_mb
+                        .is_some_and(|l| crate::diag::resident_mib().is_some_and(|m| m > l))
+                {
+                    return Err(CertError::OutOfMemory);
                 }
                 let st = stack(n);
                 for (step, to) in prog.next_steps(loc(n), &st) {
@@ -311,11 +323,18 @@ mod tests {
         let (prog, cert) = certificate();
         let past = std::time::Instant::now();
         assert_eq!(
-            check_until(&Locations, &prog, &cert, Some(past)),
+            check_until(&Locations, &prog, &cert, Some(past), None),
             Err(CertError::Timeout)
         );
         let later = past + std::time::Duration::from_secs(3600);
-        assert_eq!(check_until(&Locations, &prog, &cert, Some(later)), Ok(()));
+        assert_eq!(
+            check_until(&Locations, &prog, &cert, Some(later), None),
+            Ok(())
+        );
+        assert_eq!(
+            check_until(&Locations, &prog, &cert, None, Some(0)),
+            Err(CertError::OutOfMemory)
+        );
     }
 
     #[test]

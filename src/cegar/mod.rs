@@ -282,12 +282,27 @@ where
             }
             BuildOutcome::Complete => {
                 let t = Instant::now();
+                if let (Some(l), Some(m)) = (opts.memory_limit_mb, crate::diag::resident_mib()) {
+                    // the certificate copies every state: it would not fit
+                    if 2 * m > l {
+                        give_up!(format!(
+                            "memory limit ({l} MiB) too small to check the certificate of a complete ART ({} nodes, {m} MiB resident)",
+                            art.size()
+                        ));
+                    }
+                }
                 let cert = Certificate::from_art(abs.cpa(), prog, &art, abs.precision());
                 let checker = abs.checker();
-                let res = check_until(&checker, prog, &cert, deadline);
+                let res = check_until(&checker, prog, &cert, deadline, opts.memory_limit_mb);
                 stats.time_cert_check_s += t.elapsed().as_secs_f64();
                 let v = match res {
                     Ok(()) => Verdict::Safe,
+                    Err(CertError::OutOfMemory) => {
+                        give_up!(format!(
+                            "memory limit reached while checking the certificate of a complete ART ({} nodes)",
+                            cert.nodes.len()
+                        ));
+                    }
                     Err(CertError::Timeout) => {
                         give_up!(format!(
                             "time limit reached while checking the certificate of a complete ART ({} nodes)",
