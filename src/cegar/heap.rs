@@ -20,10 +20,15 @@
 //!   When neither new predicates nor new pointer groups are found, the integer variables
 //!   of the atoms are tracked explicitly (values loaded from the heap are invisible to
 //!   predicate abstraction, which havocs loads); only then does the refinement fail.
-//! - Threshold (BuildART's condition (c)) and `Abstract` (Algorithm 2) need the shape
-//!   domain; until it is available the explicit analysis runs without threshold (fixed
-//!   size heaps complete; unbounded ones run into the time or node limit → UNKNOWN,
-//!   while bugs are still found on the explicit heaps).
+//! - Threshold (BuildART's condition (c)): 5 distinct explicit heaps of depth ≥ 4 at
+//!   loop heads or in `main` (50 elsewhere). `Abstract` (Algorithm 2) classifies them,
+//!   restricts E(σ), picks the coarsest SCG anchored on the recognised structure and
+//!   hands the type to the shape domain (rebuilding the ART from the root). Without an
+//!   SCG library the explicit analysis runs without threshold (fixed-size heaps
+//!   complete; unbounded ones end at a limit → UNKNOWN, bugs are still found).
+//! - Refinement of shape-tracked types: tracking definition first, then FineTune
+//!   (oracle: the shape replay of the path); when neither applies the type falls back
+//!   to explicit heaps without threshold.
 //!
 //! Soundness: SAFE and UNSAFE come only from [`super::model_check`], which checks the
 //! certificate with a fresh CPA and replays counterexamples.
@@ -53,7 +58,7 @@ pub const HEAP_CPA_NAME: &str = "pred+explicit+shape";
 pub const HEAP_SPLIT_CPA_NAME: &str = "pred+explicit+shape/split";
 
 /// Experiment switches of the heap abstraction (`verify --shape-split`,
-/// `--no-heap-pointer-predicates`, `--separate-all`); the defaults are what measured
+/// `--no-heap-pointer-predicates`, `--separate-mentioned-only`); the defaults are what measured
 /// best on the gdsl benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HeapOptions {
