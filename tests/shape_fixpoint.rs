@@ -578,36 +578,28 @@ fn product_with_explicit_heaps() {
     assert_eq!(out, BuildOutcome::Complete);
 }
 
-/// Move-to-front on a DLL (tests/data/shape/dll_move_to_front.c, the core of
-/// gdsl/acyclic_list_remove.c): with `dll{cyclic, share, cancel, reach}` the list stays
-/// acyclic through the search `n = n->nxt`, the unlinking of `n` and its re-insertion
-/// at the front, so the mark-walk check is unreachable and the loop invariant is the
-/// three list shapes. Without the unlinking (-DBUG) the check must fail.
-#[test]
-fn dll_move_to_front_keeps_acyclicity() {
+/// Runs the shape CPA with `structure{families}(binding)` over `file` and over `file`
+/// compiled with `-DBUG`: the first must complete with `c[cyc_field]` = 0 everywhere
+/// (the list stays acyclic), the second must reach the error.
+fn acyclic_with_bug_twin(
+    file: &str,
+    strukt: &str,
+    structure: &str,
+    families: &[&str],
+    binding: &[(&str, &str)],
+    cyc_field: &str,
+) {
     for bug in [false, true] {
         let opts = FrontendOptions {
             clang_args: if bug { vec!["-DBUG".into()] } else { vec![] },
             ..FrontendOptions::default()
         };
-        let p = parse_file(&bench("tests/data/shape/dll_move_to_front.c"), &opts)
-            .unwrap_or_else(|e| panic!("{e:?}"));
-        let sid = struct_id(&p, "qnode");
-        let cl = class(
-            &p,
-            sid,
-            "dll",
-            &["cyclic", "share", "cancel", "reach"],
-            &[("next", "nxt"), ("prev", "prv")],
-            &[],
-        );
+        let p = parse_file(&bench(file), &opts).unwrap_or_else(|e| panic!("{e:?}"));
+        let sid = struct_id(&p, strukt);
+        let cl = class(&p, sid, structure, families, binding, &[]);
         let r = run_art(&p, &ShapePrec::single(sid, cl));
         report(
-            if bug {
-                "dll_move_to_front -DBUG"
-            } else {
-                "dll_move_to_front"
-            },
+            &format!("{file}{}", if bug { " -DBUG" } else { "" }),
             &p,
             &r,
         );
@@ -620,7 +612,7 @@ fn dll_move_to_front_keeps_acyclicity() {
             continue;
         }
         assert_eq!(r.outcome, BuildOutcome::Complete, "the list stays acyclic");
-        let cyc = PredSym::with("c", &["nxt"]);
+        let cyc = PredSym::with("c", &[cyc_field]);
         for n in r.art.nodes.iter().filter(|n| n.alive) {
             assert!(
                 everywhere(&n.state, sid, &cyc, Kleene::False),
@@ -631,45 +623,34 @@ fn dll_move_to_front_keeps_acyclicity() {
     }
 }
 
+/// Move-to-front on a DLL (tests/data/shape/dll_move_to_front.c, the core of
+/// gdsl/acyclic_list_remove.c): with `dll{cyclic, share, cancel, reach}` the list stays
+/// acyclic through the search `n = n->nxt`, the unlinking of `n` and its re-insertion
+/// at the front, so the mark-walk check is unreachable. Without the unlinking (-DBUG)
+/// the check must fail.
+#[test]
+fn dll_move_to_front_keeps_acyclicity() {
+    acyclic_with_bug_twin(
+        "tests/data/shape/dll_move_to_front.c",
+        "qnode",
+        "dll",
+        &["cyclic", "share", "cancel", "reach"],
+        &[("next", "nxt"), ("prev", "prv")],
+        "nxt",
+    );
+}
+
 /// Splicing a fresh list in behind an arbitrary node (tests/data/shape/sll_splice_after.c,
 /// the core of gdsl/acyclic_list_insert_after.c) keeps the list acyclic with
 /// `sll{cyclic, share, reach}`; linking prev first (-DBUG) closes a cycle.
 #[test]
 fn sll_splice_after_keeps_acyclicity() {
-    for bug in [false, true] {
-        let opts = FrontendOptions {
-            clang_args: if bug { vec!["-DBUG".into()] } else { vec![] },
-            ..FrontendOptions::default()
-        };
-        let p = parse_file(&bench("tests/data/shape/sll_splice_after.c"), &opts)
-            .unwrap_or_else(|e| panic!("{e:?}"));
-        let sid = struct_id(&p, "node");
-        let cl = class(
-            &p,
-            sid,
-            "sll",
-            &["cyclic", "share", "reach"],
-            &[("next", "next")],
-            &[],
-        );
-        let r = run_art(&p, &ShapePrec::single(sid, cl));
-        report(
-            if bug {
-                "sll_splice_after -DBUG"
-            } else {
-                "sll_splice_after"
-            },
-            &p,
-            &r,
-        );
-        if bug {
-            assert!(
-                matches!(r.outcome, BuildOutcome::Error(_)),
-                "the cycle must be found: {:?}",
-                r.outcome
-            );
-        } else {
-            assert_eq!(r.outcome, BuildOutcome::Complete, "the list stays acyclic");
-        }
-    }
+    acyclic_with_bug_twin(
+        "tests/data/shape/sll_splice_after.c",
+        "node",
+        "sll",
+        &["cyclic", "share", "reach"],
+        &[("next", "next")],
+        "next",
+    );
 }
