@@ -68,6 +68,40 @@ impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
         art: &Art<S>,
         prec: &P,
     ) -> Self {
+        Self::build(cpa, prog, art, prec, |n| n.state.clone())
+    }
+
+    /// [`Certificate::from_art`] without copying the states: each alive node's state
+    /// is moved into the certificate and replaced by a clone of `placeholder` (keep it
+    /// small, e.g. the initial state). Afterwards the ART's shape (sizes, links) is
+    /// intact but its states are not; use it when the ART is not explored any more.
+    pub fn take_from_art<C: Cpa<State = S, Prec = P>>(
+        cpa: &C,
+        prog: &Program,
+        art: &mut Art<S>,
+        prec: &P,
+        placeholder: &S,
+    ) -> Self {
+        let mut states: Vec<Option<S>> = art
+            .nodes
+            .iter_mut()
+            .map(|n| {
+                n.alive
+                    .then(|| std::mem::replace(&mut n.state, placeholder.clone()))
+            })
+            .collect();
+        Self::build(cpa, prog, art, prec, |n| {
+            states[n.id].take().unwrap_or_else(|| placeholder.clone())
+        })
+    }
+
+    fn build<C: Cpa<State = S, Prec = P>>(
+        cpa: &C,
+        prog: &Program,
+        art: &Art<S>,
+        prec: &P,
+        mut state_of: impl FnMut(NodeRef<'_, S>) -> S,
+    ) -> Self {
         let alive: Vec<usize> = (0..art.nodes.len())
             .filter(|&i| art.nodes[i].alive)
             .collect();
@@ -87,7 +121,10 @@ impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
                         prog.functions[prog.graph[n.loc].func].name, prog.graph[n.loc].src
                     ),
                     stack: n.stack.iter().map(|e| e.index()).collect(),
-                    state: n.state.clone(),
+                    state: state_of(NodeRef {
+                        id: old,
+                        state: &n.state,
+                    }),
                     parent: n.parent.map(|(p, _)| renum[p]),
                     step: n.parent.map(|(_, s)| s),
                     covered_by: n.covered_by.map(|c| renum[c]),
@@ -102,6 +139,12 @@ impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
             nodes,
         }
     }
+}
+
+/// An ART node as [`Certificate::build`] shows it to its state accessor.
+struct NodeRef<'a, S> {
+    id: usize,
+    state: &'a S,
 }
 
 /// Checks a certificate against the program with the CPA's operators (see the module
@@ -250,7 +293,7 @@ fn stack_after(stack: &[EdgeId], step: Step) -> Vec<EdgeId> {
 mod tests {
     use super::*;
     use crate::art::{build, BuildOptions, BuildOutcome};
-    use crate::cfa::{Function, LocKind, Op, Scope, SrcLoc, Ty};
+    use crate::cfa::{Function, LocKind, Node, Op, Scope, SrcLoc, Ty};
     use crate::cpa::Locations;
 
     /// main: x = 0; while (*) x = x + 1; (no error location)
@@ -306,6 +349,52 @@ mod tests {
         assert_eq!(out, BuildOutcome::Complete);
         let cert = Certificate::from_art(&Locations, &prog, &art, &());
         (prog, cert)
+    }
+
+    /// Counts steps up to 3 (a CPA with states worth moving).
+    struct Steps;
+    impl Cpa for Steps {
+        type State = u32;
+        type Prec = ();
+        fn name(&self) -> &'static str {
+            "steps"
+        }
+        fn initial(&self, _: &Program, _: &()) -> u32 {
+            0
+        }
+        fn post(&self, _: &Program, s: &u32, _: Step, _: Node, _: &()) -> Vec<u32> {
+            vec![(*s + 1).min(3)]
+        }
+        fn covers(&self, t: &u32, s: &u32) -> bool {
+            t == s
+        }
+    }
+
+    #[test]
+    fn taking_the_states_gives_the_same_certificate() {
+        let prog = safe_loop();
+        let mut art = Art::new(&prog, 0u32);
+        let out = build(
+            &Steps,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        assert_eq!(out, BuildOutcome::Complete);
+        let copied = Certificate::from_art(&Steps, &prog, &art, &());
+        let (size, created) = (art.size(), art.nodes.len());
+        let taken = Certificate::take_from_art(&Steps, &prog, &mut art, &(), &0);
+        assert_eq!(
+            serde_json::to_string(&copied).unwrap(),
+            serde_json::to_string(&taken).unwrap()
+        );
+        assert!(taken.nodes.iter().any(|n| n.state == 3));
+        assert_eq!(check(&Steps, &prog, &taken), Ok(()));
+        // the tree itself is untouched, only its states are gone
+        assert_eq!((art.size(), art.nodes.len()), (size, created));
+        assert!(art.nodes.iter().all(|n| n.state == 0));
     }
 
     #[test]

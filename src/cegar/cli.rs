@@ -180,6 +180,17 @@ fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Streams `v` to `path` as compact JSON (certificates run to hundreds of MiB: no
+/// intermediate `Value` or string).
+fn write_json_compact<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
+    use std::io::Write;
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let f = std::fs::File::create(path).map_err(|e| err(&e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    serde_json::to_writer(&mut w, v).map_err(|e| err(&e))?;
+    w.flush().map_err(|e| err(&e))
+}
+
 /// `shapemc verify FILE`: prints the verdict line first (`SAFE`, `UNSAFE`,
 /// `UNKNOWN: <reason>`), then details; writes the certificate / counterexample if asked.
 /// Returns the exit code (0, 10, 20; 2/3 for front-end errors).
@@ -217,13 +228,13 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     for (t, scg) in &s.final_scg {
         println!("  final SCG of {t}: {scg}");
     }
-    let cert_json = match (&rep.certificate, &rep.heap_certificate) {
-        (Some(c), _) => serde_json::to_value(c).ok(),
-        (None, Some(c)) => serde_json::to_value(c).ok(),
-        (None, None) => None,
+    let written = match (&args.certificate, &rep.certificate, &rep.heap_certificate) {
+        (Some(path), Some(c), _) => Some((path, write_json_compact(path, c))),
+        (Some(path), None, Some(c)) => Some((path, write_json_compact(path, c))),
+        _ => None,
     };
-    if let (Some(path), Some(cert)) = (&args.certificate, &cert_json) {
-        match write_json(path, cert) {
+    if let Some((path, res)) = written {
+        match res {
             Ok(()) => println!("certificate written to {}", path.display()),
             Err(e) => {
                 eprintln!("error: cannot write the certificate: {e}");
@@ -256,27 +267,29 @@ pub fn check_certificate(
     malloc_never_fails: bool,
 ) -> Result<Result<(), String>, i32> {
     let prog = load_for_cli(file, malloc_never_fails)?;
-    let text = match std::fs::read_to_string(cert_file) {
+    let bytes = match std::fs::read(cert_file) {
         Ok(t) => t,
         Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),
     };
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
+    /// Only the CPA name: the rest is skipped without being stored.
+    #[derive(serde::Deserialize)]
+    struct Header {
+        #[serde(default)]
+        cpa: String,
+    }
+    let cpa = match serde_json::from_slice::<Header>(&bytes) {
+        Ok(h) => h.cpa,
         Err(e) => return Ok(Err(format!("not a certificate (JSON): {e}"))),
     };
-    let cpa = value
-        .get("cpa")
-        .and_then(|c| c.as_str())
-        .unwrap_or("")
-        .to_string();
     if cpa == HEAP_CPA_NAME || cpa == HEAP_SPLIT_CPA_NAME {
-        let cert: HeapCertificate = match serde_json::from_value(value) {
+        let cert: HeapCertificate = match serde_json::from_slice(&bytes) {
             Ok(c) => c,
             Err(e) => return Ok(Err(format!("not a `{HEAP_CPA_NAME}` certificate: {e}"))),
         };
+        drop(bytes);
         return Ok(check_heap_certificate(&prog, &cert));
     }
-    let cert: PredCertificate = match serde_json::from_value(value) {
+    let cert: PredCertificate = match serde_json::from_slice(&bytes) {
         Ok(c) => c,
         Err(e) => return Ok(Err(format!("not a predicate-abstraction certificate: {e}"))),
     };

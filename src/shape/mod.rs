@@ -329,7 +329,10 @@ impl ShapeState {
                     p.comps.insert(
                         *k,
                         ShapeComp {
-                            region: ShapeRegion::from_structures(c.class().clone(), [s.clone()]),
+                            region: ShapeRegion::from_structures(
+                                c.region.class.clone(),
+                                [s.clone()],
+                            ),
                             ..c.clone()
                         },
                     );

@@ -850,7 +850,7 @@ pub(super) fn convert_state(
     let same = s.comps.len() == classes.len()
         && s.comps
             .iter()
-            .all(|(k, c)| classes.get(k).is_some_and(|cl| **cl == c.region.class));
+            .all(|(k, c)| classes.get(k).is_some_and(|cl| **cl == *c.region.class));
     if same {
         return s.clone();
     }
@@ -875,7 +875,7 @@ pub(super) fn convert_state(
 /// and fields wild), new field predicates `fd` are 1/2, new instrumentation predicates
 /// are evaluated from their definitions; then coerce and canonical abstraction.
 pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
-    if c.region.class == *class {
+    if *c.region.class == *class {
         return c.clone();
     }
     let old = &c.region.class;

@@ -169,7 +169,7 @@ fn class_conversion_adds_predicates_soundly() {
     let fine = dll_class(&prog, &["cancel"], &["data == 0"]);
     let c = heap_to_shape(&prog, &h, 0, &coarse);
     let f = convert_comp(&c, &fine);
-    assert_eq!(f.region.class, fine);
+    assert_eq!(*f.region.class, fine);
     assert!(!f.region.is_empty());
     // back to the coarse class: the facts kept are those of the coarse abstraction
     let back = convert_comp(&f, &coarse);

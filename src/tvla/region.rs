@@ -11,26 +11,28 @@ use super::structure::{Structure, Vocab};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// A set of shape graphs of one shape class (the paper's pair `(S, S_i)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapeRegion {
-    pub class: ShapeClass,
+    /// Shared: every region of an ART holds the same few classes.
+    pub class: Arc<ShapeClass>,
     structs: BTreeSet<Structure>,
 }
 
 impl ShapeRegion {
     /// The empty region (no heap) of `class`.
-    pub fn empty(class: ShapeClass) -> ShapeRegion {
+    pub fn empty(class: impl Into<Arc<ShapeClass>>) -> ShapeRegion {
         ShapeRegion {
-            class,
+            class: class.into(),
             structs: BTreeSet::new(),
         }
     }
 
     /// A region of the given structures (each put into canonical form).
     pub fn from_structures(
-        class: ShapeClass,
+        class: impl Into<Arc<ShapeClass>>,
         ss: impl IntoIterator<Item = Structure>,
     ) -> ShapeRegion {
         let mut r = ShapeRegion::empty(class);
@@ -199,19 +201,43 @@ impl StructureRepr {
 impl Serialize for ShapeRegion {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         RegionRepr {
-            class: self.class.clone(),
+            class: (*self.class).clone(),
             structures: self.structs.iter().map(StructureRepr::of).collect(),
         }
         .serialize(ser)
     }
 }
 
+thread_local! {
+    /// Classes read recently on this thread: a certificate repeats its few classes in
+    /// every region, and sharing them keeps a read certificate as small as the ART.
+    static READ_CLASSES: std::cell::RefCell<Vec<Arc<ShapeClass>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The shared copy of `c` if one was read recently (equal classes only).
+fn intern(c: ShapeClass) -> Arc<ShapeClass> {
+    READ_CLASSES.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(a) = seen.iter().find(|a| ***a == c) {
+            return a.clone();
+        }
+        let a = Arc::new(c);
+        if seen.len() >= 16 {
+            seen.remove(0);
+        }
+        seen.push(a.clone());
+        a
+    })
+}
+
 impl<'de> Deserialize<'de> for ShapeRegion {
     fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
         let r = RegionRepr::deserialize(de)?;
-        let mut out = ShapeRegion::empty(r.class.clone());
+        let class = intern(r.class);
+        let mut out = ShapeRegion::empty(class.clone());
         for s in &r.structures {
-            let t = s.build(&r.class).map_err(serde::de::Error::custom)?;
+            let t = s.build(&class).map_err(serde::de::Error::custom)?;
             out.insert(t);
         }
         Ok(out)
