@@ -31,7 +31,12 @@ pub struct ArtNode<S> {
     /// Parent and the step that led here (None for the root).
     pub parent: Option<(ArtId, Step)>,
     pub children: Vec<ArtId>,
+    /// The (first) node covering this one; a covered node is never expanded.
     pub covered_by: Option<ArtId>,
+    /// With [`ArtNode::covered_by`], the other nodes whose states together cover this
+    /// one ([`Cpa::covers_union`]); empty for a covering by one node.
+    #[serde(default)]
+    pub covered_also: Vec<ArtId>,
     /// False once the node was removed by refinement.
     pub alive: bool,
     /// True once all successors were computed.
@@ -125,6 +130,7 @@ impl<S: Clone> Art<S> {
             parent,
             children: Vec::new(),
             covered_by: None,
+            covered_also: Vec::new(),
             alive: true,
             expanded: false,
         });
@@ -183,11 +189,17 @@ impl<S: Clone> Art<S> {
             todo.extend(self.nodes[m].children.iter().copied());
         }
         for m in 0..self.nodes.len() {
-            if let Some(c) = self.nodes[m].covered_by {
-                if !self.nodes[c].alive && self.nodes[m].alive {
-                    self.nodes[m].covered_by = None;
-                    self.waitlist.push_back(m);
-                }
+            let node = &self.nodes[m];
+            let lost = node.alive
+                && node
+                    .covered_by
+                    .iter()
+                    .chain(&node.covered_also)
+                    .any(|&c| !self.nodes[c].alive);
+            if lost {
+                self.nodes[m].covered_by = None;
+                self.nodes[m].covered_also.clear();
+                self.waitlist.push_back(m);
             }
         }
         if let Some((p, _)) = self.nodes[n].parent {
@@ -283,8 +295,26 @@ pub fn build<C: Cpa>(
                             && art.nodes[m].covered_by.is_none()
                             && cpa.covers(&art.nodes[m].state, &art.nodes[child].state)
                     });
+                let union = || {
+                    let ids: Vec<ArtId> = art.by_loc[&(to, new_stack.clone())]
+                        .iter()
+                        .copied()
+                        .filter(|&m| {
+                            m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
+                        })
+                        .collect();
+                    if ids.len() < 2 {
+                        return None;
+                    }
+                    let states: Vec<&C::State> = ids.iter().map(|&m| &art.nodes[m].state).collect();
+                    let used = cpa.covers_union(&states, &art.nodes[child].state)?;
+                    Some(used.into_iter().map(|i| ids[i]).collect::<Vec<_>>())
+                };
                 if let Some(m) = coverer {
                     art.nodes[child].covered_by = Some(m);
+                } else if let Some(ms) = union().filter(|ms| !ms.is_empty()) {
+                    art.nodes[child].covered_by = Some(ms[0]);
+                    art.nodes[child].covered_also = ms[1..].to_vec();
                 } else if threshold(&art.nodes[child]) {
                     return BuildOutcome::Threshold(child);
                 }

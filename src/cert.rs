@@ -9,7 +9,7 @@
 //! 3. every uncovered node is closed: for every step and every abstract successor the
 //!    CPA computes, some child reached by that step covers it;
 //! 4. every covering is a real subsumption by an uncovered node at the same location
-//!    and call stack;
+//!    and call stack, or by several such nodes together ([`Cpa::covers_union`]);
 //! 5. no node is at an error location.
 //!
 //! Together these make the set of node states an inductive invariant that excludes
@@ -32,6 +32,10 @@ pub struct CertNode<S> {
     pub parent: Option<usize>,
     pub step: Option<Step>,
     pub covered_by: Option<usize>,
+    /// Further covering nodes when the states of several nodes together cover this
+    /// one (stop-join); absent for a covering by one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covered_also: Vec<usize>,
 }
 
 /// A certificate of safety: the nodes of a complete ART with their abstract states and
@@ -128,6 +132,7 @@ impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
                     parent: n.parent.map(|(p, _)| renum[p]),
                     step: n.parent.map(|(_, s)| s),
                     covered_by: n.covered_by.map(|c| renum[c]),
+                    covered_also: n.covered_also.iter().map(|&c| renum[c]).collect(),
                 }
             })
             .collect();
@@ -220,23 +225,41 @@ pub fn check_until<C: Cpa>(
         children[p].push(i);
     }
     for (i, n) in nodes.iter().enumerate() {
+        if n.covered_by.is_none() && !n.covered_also.is_empty() {
+            return bad(i, "further covering nodes without a first one".into());
+        }
         match n.covered_by {
             // 4. coverings
             Some(c) => {
-                let Some(m) = nodes.get(c) else {
-                    return bad(i, "covering node does not exist".into());
-                };
-                if m.covered_by.is_some() {
-                    return bad(i, format!("covering node {c} is itself covered"));
+                let mut states = Vec::with_capacity(1 + n.covered_also.len());
+                for &c in std::iter::once(&c).chain(&n.covered_also) {
+                    let Some(m) = nodes.get(c) else {
+                        return bad(i, format!("covering node {c} does not exist"));
+                    };
+                    if m.covered_by.is_some() {
+                        return bad(i, format!("covering node {c} is itself covered"));
+                    }
+                    if m.loc != n.loc || m.stack != n.stack {
+                        return bad(
+                            i,
+                            format!("covering node {c} is at another location or call stack"),
+                        );
+                    }
+                    states.push(&m.state);
                 }
-                if m.loc != n.loc || m.stack != n.stack {
+                let covered = match states.as_slice() {
+                    [m] => cpa.covers(m, &n.state),
+                    _ => cpa.covers_union(&states, &n.state).is_some(),
+                };
+                if !covered {
+                    let by: Vec<String> = std::iter::once(c)
+                        .chain(n.covered_also.iter().copied())
+                        .map(|c| c.to_string())
+                        .collect();
                     return bad(
                         i,
-                        format!("covering node {c} is at another location or call stack"),
+                        format!("node(s) {} do not cover this node's state", by.join(", ")),
                     );
-                }
-                if !cpa.covers(&m.state, &n.state) {
-                    return bad(i, format!("node {c} does not cover this node's state"));
                 }
             }
             // 3. closedness
@@ -368,6 +391,100 @@ mod tests {
         fn covers(&self, t: &u32, s: &u32) -> bool {
             t == s
         }
+    }
+
+    /// States are bit sets; entering the loop body (location 3 of [`safe_loop`]) steps
+    /// 1 to 2 and 2 to 3 (= 1 | 2): the loop head sees 1, 2, then 3, which only the
+    /// union of the first two covers.
+    struct Bits;
+    impl Cpa for Bits {
+        type State = u8;
+        type Prec = ();
+        fn name(&self) -> &'static str {
+            "bits"
+        }
+        fn initial(&self, _: &Program, _: &()) -> u8 {
+            1
+        }
+        fn post(&self, _: &Program, s: &u8, _: Step, to: Node, _: &()) -> Vec<u8> {
+            if to.index() != 3 {
+                return vec![*s];
+            }
+            vec![if *s == 1 { 2 } else { 3 }]
+        }
+        fn covers(&self, t: &u8, s: &u8) -> bool {
+            s & !t == 0
+        }
+        fn covers_union(&self, ts: &[&u8], s: &u8) -> Option<Vec<usize>> {
+            let used: Vec<usize> = (0..ts.len()).filter(|&i| ts[i] & s != 0).collect();
+            let all = used.iter().fold(0, |a, &i| a | ts[i]);
+            (s & !all == 0 && !used.is_empty()).then_some(used)
+        }
+    }
+
+    #[test]
+    fn a_covering_by_several_nodes_is_checked_as_a_union() {
+        let prog = safe_loop();
+        let mut art = Art::new(&prog, 0u8);
+        art.nodes[0].state = 1;
+        let out = build(
+            &Bits,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        assert_eq!(out, BuildOutcome::Complete);
+        let cert = Certificate::from_art(&Bits, &prog, &art, &());
+        let joint = cert
+            .nodes
+            .iter()
+            .position(|n| !n.covered_also.is_empty())
+            .expect("some node is covered by a union");
+        assert_eq!(check(&Bits, &prog, &cert), Ok(()));
+        // the serialised form keeps the further covering nodes
+        let json = serde_json::to_string(&cert).unwrap();
+        let back: Certificate<u8, ()> = serde_json::from_str(&json).unwrap();
+        assert_eq!(check(&Bits, &prog, &back), Ok(()));
+        // one covering node alone does not cover: rejected
+        let mut broken = cert.clone();
+        broken.nodes[joint].covered_also.clear();
+        assert!(matches!(
+            check(&Bits, &prog, &broken),
+            Err(CertError::Node(i, _)) if i == joint
+        ));
+        // further covering nodes without a first one: rejected
+        let mut broken = cert.clone();
+        broken.nodes[joint].covered_by = None;
+        assert!(check(&Bits, &prog, &broken).is_err());
+        // removing a further covering node uncovers the node (the ART re-completes);
+        // the real ones are ancestors here, so list a node off its path as one
+        let j = (0..art.nodes.len())
+            .find(|&j| !art.nodes[j].covered_also.is_empty())
+            .unwrap();
+        let path = art.nodes_to(j);
+        let other = (1..art.nodes.len()).find(|k| !path.contains(k)).unwrap();
+        art.nodes[j].covered_also.push(other);
+        art.remove_subtree(other);
+        assert!(art.nodes[j].covered_by.is_none() && art.nodes[j].covered_also.is_empty());
+        let out = build(
+            &Bits,
+            &prog,
+            &mut art,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        assert_eq!(out, BuildOutcome::Complete);
+        assert_eq!(
+            check(
+                &Bits,
+                &prog,
+                &Certificate::from_art(&Bits, &prog, &art, &())
+            ),
+            Ok(())
+        );
     }
 
     #[test]

@@ -46,6 +46,13 @@ pub trait Cpa {
     fn adjust(&self, s: Self::State, _at: Node, _prec: &Self::Prec) -> Self::State {
         s
     }
+    /// Coverage by several states together (CPAchecker's stop-join): `Some(used)` only
+    /// if every concrete state of `s` is represented by some `ts[i]` with `i ∈ used`
+    /// (indices into `ts`, non-empty, ascending). The default asks [`Cpa::covers`] of
+    /// each state alone; a domain whose states are unions (shape regions) does better.
+    fn covers_union(&self, ts: &[&Self::State], s: &Self::State) -> Option<Vec<usize>> {
+        ts.iter().position(|t| self.covers(t, s)).map(|i| vec![i])
+    }
 }
 
 /// The product of two CPAs: states are pairs, successors are all pairs of successors,

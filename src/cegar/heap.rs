@@ -179,6 +179,19 @@ impl Cpa for HeapCpa {
             && self.pred.covers(&t.pred, &s.pred)
             && self.shape.covers(&t.shape, &s.shape)
     }
+    /// Stop-join: the states whose predicate and explicit parts cover `s` may share
+    /// out its shape structures ([`crate::shape::ShapeState::covered_by_union`]).
+    fn covers_union(&self, ts: &[&HeapState], s: &HeapState) -> Option<Vec<usize>> {
+        let cands: Vec<usize> = (0..ts.len())
+            .filter(|&i| {
+                self.explicit.covers(&ts[i].explicit, &s.explicit)
+                    && self.pred.covers(&ts[i].pred, &s.pred)
+            })
+            .collect();
+        let shapes: Vec<&crate::shape::ShapeState> = cands.iter().map(|&i| &ts[i].shape).collect();
+        let used = s.shape.covered_by_union(&shapes)?;
+        Some(used.into_iter().map(|j| cands[j]).collect())
+    }
     fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
         HeapState {
             pred: self.pred.adjust(s.pred, at, &prec.pred),

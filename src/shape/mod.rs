@@ -166,6 +166,10 @@ pub fn pointer_vars(prog: &Program, strukt: StructId) -> Vec<String> {
         .collect()
 }
 
+/// At most this many structure combinations are tried by
+/// [`ShapeState::covered_by_union`] (one structure per component).
+pub const MAX_UNION_TUPLES: usize = 4096;
+
 /// The abstract state of one struct type: its region and the soundness flags (see the
 /// module documentation).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -286,6 +290,74 @@ impl ShapeState {
                 .loaded
                 .iter()
                 .all(|(k, v)| self.loaded.get(k) == Some(v))
+    }
+    /// Coverage by a union (stop-join): `Some(used)` if every combination of one
+    /// structure per component lies in some `others[i]` (`i ∈ used`, indices into
+    /// `others`), which means `γ(self) ⊆ ⋃ γ(others[i])`. `None` if not, or if there are
+    /// more than [`MAX_UNION_TUPLES`] combinations to try.
+    pub fn covered_by_union(&self, others: &[&ShapeState]) -> Option<Vec<usize>> {
+        if self.is_bottom() {
+            return others.first().map(|_| vec![0]);
+        }
+        // the candidates that agree on everything but the structures
+        let cands: Vec<usize> = (0..others.len())
+            .filter(|&i| {
+                let o = others[i];
+                o.comps.len() == self.comps.len()
+                    && self.comps.iter().all(|(k, c)| {
+                        o.comps.get(k).is_some_and(|oc| {
+                            c.region.class == oc.region.class
+                                && c.wild_vars.is_subset(&oc.wild_vars)
+                                && c.wild_fields.is_subset(&oc.wild_fields)
+                                && c.uninit.is_subset(&oc.uninit)
+                        })
+                    })
+                    && o.loaded.iter().all(|(k, v)| self.loaded.get(k) == Some(v))
+            })
+            .collect();
+        if cands.is_empty() {
+            return None;
+        }
+        let comps: Vec<(&StructId, Vec<&Structure>)> = self
+            .comps
+            .iter()
+            .map(|(k, c)| (k, c.region.structures().collect()))
+            .collect();
+        let tuples = comps
+            .iter()
+            .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))?;
+        if tuples > MAX_UNION_TUPLES {
+            return None;
+        }
+        // does candidate i hold structure s of component k?
+        let holds = |i: usize, k: &StructId, st: &Structure| {
+            let r = &others[i].comps[k].region;
+            r.contains(st) || r.structures().any(|t| st.embeds_into(t))
+        };
+        let mut used = Vec::new();
+        let mut idx = vec![0usize; comps.len()];
+        for _ in 0..tuples {
+            // the candidate used last first: neighbouring tuples tend to share it
+            let fits = |i: usize| comps.iter().zip(&idx).all(|((k, v), &j)| holds(i, k, v[j]));
+            let found = used
+                .iter()
+                .rev()
+                .copied()
+                .find(|&i| fits(i))
+                .or_else(|| cands.iter().copied().find(|&i| fits(i)))?;
+            if !used.contains(&found) {
+                used.push(found);
+            }
+            for (d, (_, v)) in idx.iter_mut().zip(&comps) {
+                *d += 1;
+                if *d < v.len() {
+                    break;
+                }
+                *d = 0;
+            }
+        }
+        used.sort_unstable();
+        Some(used)
     }
     /// The per-location join (componentwise; provenance kept where both agree).
     /// Components of different classes cannot be joined: `None`.
@@ -456,6 +528,9 @@ impl Cpa for ShapeCpa {
     }
     fn covers(&self, t: &ShapeState, s: &ShapeState) -> bool {
         s.subsumed_by(t)
+    }
+    fn covers_union(&self, ts: &[&ShapeState], s: &ShapeState) -> Option<Vec<usize>> {
+        s.covered_by_union(ts)
     }
 }
 

@@ -163,6 +163,33 @@ fn states_round_trip_through_json_and_order() {
 }
 
 #[test]
+fn a_join_is_covered_by_the_union_of_its_parts_only() {
+    let (prog, h) = fig1b();
+    let class = dll_class(&prog, &["cancel"], &[]);
+    let mut m = BTreeMap::new();
+    m.insert(0, &class);
+    let list = heap_to_shape_state(&prog, &h, &m);
+    let init = ShapeState::initial(&ShapePrec::single(0, class.clone()), prog.entry);
+    let j = list.join(&init).unwrap_or_else(|| unreachable!());
+    // neither part alone covers the join, the two together do
+    assert!(!j.subsumed_by(&list) && !j.subsumed_by(&init));
+    assert_eq!(j.covered_by_union(&[&list, &init]), Some(vec![0, 1]));
+    assert_eq!(j.covered_by_union(&[&init, &list, &init]), Some(vec![0, 1]));
+    assert_eq!(list.covered_by_union(&[&init, &list]), Some(vec![1]));
+    assert_eq!(j.covered_by_union(&[&list]), None);
+    assert_eq!(j.covered_by_union(&[]), None);
+    // a wild variable only the join has: no candidate agrees on the flags
+    let mut w = j.clone();
+    if let Some(c) = w.comps.get_mut(&0) {
+        c.wild_vars.insert("x0".into());
+    }
+    assert_eq!(w.covered_by_union(&[&list, &init]), None);
+    // the CPA's stop-join is this test
+    let cpa = ShapeCpa::new(&prog);
+    assert_eq!(cpa.covers_union(&[&list, &init], &j), Some(vec![0, 1]));
+}
+
+#[test]
 fn class_conversion_adds_predicates_soundly() {
     let (prog, h) = fig1b();
     let coarse = dll_class(&prog, &[], &[]);

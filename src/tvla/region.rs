@@ -52,6 +52,11 @@ impl ShapeRegion {
         self.structs.iter()
     }
 
+    /// True if `s` (in canonical form) is one of the structures.
+    pub fn contains(&self, s: &Structure) -> bool {
+        self.structs.contains(s)
+    }
+
     /// Number of structures.
     pub fn len(&self) -> usize {
         self.structs.len()
