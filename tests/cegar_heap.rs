@@ -131,6 +131,15 @@ fn unbounded_list_needs_the_shape_domain() {
 }
 
 #[test]
+fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
+    // `n->data = d` with d known only to the explicit domain: without the product's
+    // strengthening FineTune found no class and the run fell back to explicit heaps
+    // (UNKNOWN at the time limit)
+    assert_safe_with_certificate(&data("tag_param_safe.c"));
+    assert_unsafe_with_replay(&data("tag_param_bug.c"));
+}
+
+#[test]
 fn experiment_switches_keep_certificates_checkable() {
     // `--shape-split` certificates name their own CPA, so that `check-certificate`
     // rebuilds the split shape domain (the switches were environment variables

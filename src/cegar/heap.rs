@@ -37,7 +37,7 @@ use super::predicates::refine_predicates;
 use super::{Abstraction, RefineInput, Refinement};
 use crate::art::{Art, ArtId};
 use crate::cert::Certificate;
-use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cfa::{FieldRef, Node, Op, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::explicit::{
     classify, CellTy, ExplicitCpa, ExplicitPrec, ExplicitState, SampleCollector, SampleThreshold,
@@ -94,8 +94,11 @@ pub struct HeapPrec {
 
 /// Predicate abstraction × explicit heap × shape. Post: the explicit successors first
 /// (cheap; none means the step is infeasible), then the shape successors, then the
-/// predicate successors (Z3), all combinations. Coverage and precision adjustment are
-/// componentwise, so the CPA laws of the components carry over.
+/// predicate successors (Z3), all combinations. One strengthening: an integer stored
+/// into a field whose value the explicit pre-state knows makes the shape successors'
+/// field assertions at that node definite (`n->data = d` with `d == 1` known).
+/// Coverage and precision adjustment are componentwise, so the CPA laws of the
+/// components carry over; union coverage shares out the shape structures.
 #[derive(Debug)]
 pub struct HeapCpa {
     pub pred: PredAbs,
@@ -155,9 +158,16 @@ impl Cpa for HeapCpa {
         if ex.is_empty() {
             return Vec::new();
         }
-        let sh = self.shape.post(prog, &s.shape, step, to, &prec.shape);
+        let mut sh = self.shape.post(prog, &s.shape, step, to, &prec.shape);
         if sh.is_empty() {
             return Vec::new();
+        }
+        // strengthening: an integer the explicit state knows, stored into a field,
+        // makes the shape domain's field assertions on it definite
+        if let Some((ptr, field, v)) = stored_int(prog, &s.explicit, step) {
+            for g in &mut sh {
+                crate::shape::strengthen_store(prog, g, ptr, field, v);
+            }
         }
         let pr = self.pred.post(prog, &s.pred, step, to, &prec.pred);
         let mut out = Vec::with_capacity(ex.len() * sh.len() * pr.len());
@@ -198,6 +208,24 @@ impl Cpa for HeapCpa {
             explicit: self.explicit.adjust(s.explicit, at, &prec.explicit),
             shape: self.shape.adjust(s.shape, at, &prec.shape),
         }
+    }
+}
+
+/// `(ptr, field, v)` if `step` is `ptr->field = e` for an integer field and `e`
+/// evaluates to the integer `v` in the explicit state before the step.
+fn stored_int(prog: &Program, ex: &ExplicitState, step: Step) -> Option<(VarId, FieldRef, i64)> {
+    let Step::Edge(e) = step else {
+        return None;
+    };
+    let Op::Store { ptr, field, src } = &prog.graph[e].op else {
+        return None;
+    };
+    if !prog.field(*field).ty.is_int() {
+        return None;
+    }
+    match crate::explicit::post::eval(ex, src) {
+        crate::explicit::Value::Int(v) => Some((*ptr, *field, v)),
+        _ => None,
     }
 }
 
@@ -635,6 +663,25 @@ impl HeapAbstraction {
             .collect();
         let base = self.prec.shape.clone();
         let shape = ShapeCpa::new(prog).joined();
+        // the integers stored into fields that the explicit domain knows along the path
+        // (the product's strengthening, replayed)
+        let mut stored: Vec<Option<(VarId, FieldRef, i64)>> = Vec::with_capacity(steps.len());
+        let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
+        for &(step, to) in &steps {
+            stored.push(ex.as_ref().and_then(|e| stored_int(prog, e, step)));
+            ex = ex.and_then(|e| {
+                let mut next = self
+                    .cpa
+                    .explicit
+                    .post(prog, &e, step, to, &self.prec.explicit);
+                (next.len() == 1).then(|| next.remove(0))
+            });
+        }
+        let strengthen = |i: usize, st: &mut ShapeState| {
+            if let Some(Some((ptr, field, v))) = stored.get(i) {
+                crate::shape::strengthen_store(prog, st, *ptr, *field, *v);
+            }
+        };
         let mut calls = 0usize;
         let deadline = self.deadline.get();
         let mut oracle = |cand: &Scg| -> bool {
@@ -647,7 +694,9 @@ impl HeapAbstraction {
             let mut p = base.clone();
             p.set_global(s, class_for(prog, s, lat, cand, d));
             let init = ShapeState::initial(&p, prog.entry);
-            shape.path_post(prog, &init, &steps, &p).is_none()
+            shape
+                .path_post_with(prog, &init, &steps, &p, &strengthen)
+                .is_none()
         };
         let name = struct_name(prog, s);
         let mut enabled = self.enabled.to_vec(&name);

@@ -70,7 +70,7 @@ mod ops;
 mod tests;
 
 pub use heap::{heap_to_shape, heap_to_shape_state};
-pub use ops::convert_comp;
+pub use ops::{convert_comp, strengthen_store};
 
 use crate::cfa::{Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
@@ -494,9 +494,26 @@ impl ShapeCpa {
         path: &[(Step, Node)],
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
+        self.path_post_with(prog, s, path, prec, &|_, _| {})
+    }
+
+    /// [`ShapeCpa::path_post`] with `strengthen(i, state)` applied after step `i`
+    /// (e.g. [`strengthen_store`] with values another domain knows along the path).
+    pub fn path_post_with(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        path: &[(Step, Node)],
+        prec: &ShapePrec,
+        strengthen: &dyn Fn(usize, &mut ShapeState),
+    ) -> Option<ShapeState> {
         let mut cur = s.clone();
-        for (step, to) in path {
+        for (i, (step, to)) in path.iter().enumerate() {
             cur = self.post_joined(prog, &cur, *step, *to, prec)?;
+            strengthen(i, &mut cur);
+            if cur.is_bottom() {
+                return None;
+            }
         }
         Some(cur)
     }

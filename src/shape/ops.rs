@@ -322,6 +322,23 @@ fn set_fields(c: &mut ShapeComp, ptr: &str, field: &str, vals: Option<VSet>) {
     }
 }
 
+/// Strengthening by another domain: after `ptr->field = e` (an integer field) the
+/// stored value is known to be `v`, so the field assertions on `field` at `ptr`'s node
+/// become definite. Only when `ptr` is tracked and exact (its node is unique); otherwise
+/// the state is left as it is (sound either way: it only adds a fact that holds).
+pub fn strengthen_store(prog: &Program, s: &mut ShapeState, ptr: VarId, field: FieldRef, v: i64) {
+    let x = var_name(prog, ptr).to_string();
+    let Some(fname) = field_name(prog, field).map(str::to_string) else {
+        return;
+    };
+    let Some(c) = s.comps.get_mut(&field.strukt) else {
+        return;
+    };
+    if exact(c, &x) {
+        set_fields(c, &x, &fname, Some(VSet::Range(v as i128, v as i128)));
+    }
+}
+
 /// Keeps only the structures where `x` (tracked, exact) is not NULL: a dereference.
 fn deref(c: &mut ShapeComp, x: &str) {
     if exact(c, x) {
