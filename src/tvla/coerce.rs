@@ -191,13 +191,19 @@ fn meet(cur: Kleene, k: Kleene) -> Option<Kleene> {
     }
 }
 
+/// Sharpens every instrumentation value by its definition. All definitions are
+/// evaluated on the structure as it was at the start (one evaluator, so transitive
+/// closures shared by several definitions are computed once); the updates are applied
+/// afterwards (each predicate only updates itself, and [`coerce`] repeats until
+/// nothing changes).
 fn instr_rules(s: &mut Structure, changed: &mut bool) -> bool {
     let voc = s.vocab().clone();
     let n = s.len();
-    for ins in &voc.instr {
-        let mut upd: Vec<(usize, usize, Kleene)> = Vec::new();
-        {
-            let mut ev = Evaluator::new(s);
+    let mut all: Vec<(u8, usize, usize, usize, Kleene)> = Vec::new();
+    {
+        let mut ev = Evaluator::new(s);
+        for ins in &voc.instr {
+            let mut upd: Vec<(usize, usize, Kleene)> = Vec::new();
             match ins.arity {
                 0 => {
                     let k = ins.def.eval(&mut ev, &[]);
@@ -233,14 +239,18 @@ fn instr_rules(s: &mut Structure, changed: &mut bool) -> bool {
                     }
                 }
             }
+            all.extend(
+                upd.into_iter()
+                    .map(|(a, b, k)| (ins.arity, ins.idx, a, b, k)),
+            );
         }
-        for (a, b, k) in upd {
-            *changed = true;
-            match ins.arity {
-                0 => s.set0(ins.idx, k),
-                1 => s.set1(ins.idx, a, k),
-                _ => s.set2(ins.idx, a, b, k),
-            }
+    }
+    for (arity, idx, a, b, k) in all {
+        *changed = true;
+        match arity {
+            0 => s.set0(idx, k),
+            1 => s.set1(idx, a, k),
+            _ => s.set2(idx, a, b, k),
         }
     }
     true
@@ -257,40 +267,41 @@ fn rule_atom(f: &CFormula) -> Option<(u8, usize, Vec<usize>, bool)> {
     }
 }
 
+/// Sharpens by the class constraints and the derived rules (`∀ v̄. lhs → atom`). As in
+/// [`instr_rules`], everything is evaluated on the structure as it was at the start,
+/// with one evaluator; the updates are then applied together, two updates of one
+/// atom that disagree meaning that the structure represents no heap.
 fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
     let voc = s.vocab().clone();
-    for c in voc.constraints.iter().chain(&voc.rules) {
-        let k = {
-            let mut ev = Evaluator::new(s);
-            c.eval(&mut ev, &[])
-        };
-        if k == Kleene::False {
-            return false;
-        }
-        if k == Kleene::True {
-            continue;
-        }
-        // A v1..vk. lhs -> atom
-        let mut f = &c.f;
-        let mut vars = Vec::new();
-        while let CFormula::Forall(v, g) = f {
-            vars.push(*v);
-            f = g;
-        }
-        let CFormula::Implies(lhs, rhs) = f else {
-            continue;
-        };
-        let Some((ar, idx, args, pos)) = rule_atom(rhs) else {
-            continue;
-        };
-        if vars.len() > 3 || !args.iter().all(|a| vars.contains(a)) {
-            continue;
-        }
-        let n = s.len();
-        let total = n.pow(vars.len() as u32);
-        let mut upd = Vec::new();
-        {
-            let mut ev = Evaluator::new(s);
+    let n = s.len();
+    let mut all: Vec<(u8, usize, Vec<usize>, Kleene)> = Vec::new();
+    {
+        let mut ev = Evaluator::new(s);
+        for c in voc.constraints.iter().chain(&voc.rules) {
+            let k = c.eval(&mut ev, &[]);
+            if k == Kleene::False {
+                return false;
+            }
+            if k == Kleene::True {
+                continue;
+            }
+            // A v1..vk. lhs -> atom
+            let mut f = &c.f;
+            let mut vars = Vec::new();
+            while let CFormula::Forall(v, g) = f {
+                vars.push(*v);
+                f = g;
+            }
+            let CFormula::Implies(lhs, rhs) = f else {
+                continue;
+            };
+            let Some((ar, idx, args, pos)) = rule_atom(rhs) else {
+                continue;
+            };
+            if vars.len() > 3 || !args.iter().all(|a| vars.contains(a)) {
+                continue;
+            }
+            let total = n.pow(vars.len() as u32);
             let mut env = vec![0usize; c.slots];
             for code in 0..total {
                 let mut x = code;
@@ -313,18 +324,29 @@ fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
                 let repeated = args.len() == 2 && args[0] == args[1] && s.is_summary(at[0]);
                 match meet(cur, want) {
                     None => return false,
-                    Some(m) if m != cur && !repeated => upd.push((at, m)),
+                    Some(m) if m != cur && !repeated => all.push((ar, idx, at, m)),
                     _ => {}
                 }
             }
         }
-        for (at, k) in upd {
-            *changed = true;
-            match ar {
-                0 => s.set0(idx, k),
-                1 => s.set1(idx, at[0], k),
-                _ => s.set2(idx, at[0], at[1], k),
-            }
+    }
+    for (ar, idx, at, k) in all {
+        let cur = match ar {
+            0 => s.get0(idx),
+            1 => s.get1(idx, at[0]),
+            _ => s.get2(idx, at[0], at[1]),
+        };
+        let Some(m) = meet(cur, k) else {
+            return false;
+        };
+        if m == cur {
+            continue;
+        }
+        *changed = true;
+        match ar {
+            0 => s.set0(idx, m),
+            1 => s.set1(idx, at[0], m),
+            _ => s.set2(idx, at[0], at[1], m),
         }
     }
     true

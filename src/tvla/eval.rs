@@ -22,6 +22,60 @@ pub type Slot = usize;
 
 static TC_IDS: AtomicUsize = AtomicUsize::new(0);
 
+/// The id of a closed closure body (only `u` = slot `base`, `w` = `base + 1` and the
+/// body's own quantified slots, all `>= base`): equal bodies up to that shift get equal
+/// ids. Vocabulary indices are part of the key, so bodies compiled against different
+/// vocabularies only share an id when they read the same predicate indices, which is
+/// harmless: an [`Evaluator`] works on one structure, hence one vocabulary.
+fn shared_tc_id(body: &CFormula, base: Slot) -> usize {
+    static IDS: std::sync::OnceLock<std::sync::Mutex<FxHashMap<String, usize>>> =
+        std::sync::OnceLock::new();
+    let key = format!("{:?}", shift_slots(body, base));
+    let mut ids = IDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    *ids.entry(key)
+        .or_insert_with(|| TC_IDS.fetch_add(1, Ordering::Relaxed))
+}
+
+/// `f` with every slot `s` replaced by `s - base` (saturating).
+fn shift_slots(f: &CFormula, base: Slot) -> CFormula {
+    let sh = |s: &Slot| s.saturating_sub(base);
+    let bx = |g: &CFormula| Box::new(shift_slots(g, base));
+    match f {
+        CFormula::Const(k) => CFormula::Const(*k),
+        CFormula::P0(i) => CFormula::P0(*i),
+        CFormula::P1(i, a) => CFormula::P1(*i, sh(a)),
+        CFormula::P2(i, a, b) => CFormula::P2(*i, sh(a), sh(b)),
+        CFormula::Eq(a, b) => CFormula::Eq(sh(a), sh(b)),
+        CFormula::Not(g) => CFormula::Not(bx(g)),
+        CFormula::And(gs) => CFormula::And(gs.iter().map(|g| shift_slots(g, base)).collect()),
+        CFormula::Or(gs) => CFormula::Or(gs.iter().map(|g| shift_slots(g, base)).collect()),
+        CFormula::Implies(a, b) => CFormula::Implies(bx(a), bx(b)),
+        CFormula::Iff(a, b) => CFormula::Iff(bx(a), bx(b)),
+        CFormula::Exists(v, g) => CFormula::Exists(sh(v), bx(g)),
+        CFormula::Forall(v, g) => CFormula::Forall(sh(v), bx(g)),
+        CFormula::Tc {
+            id,
+            u,
+            w,
+            body,
+            from,
+            to,
+            deps,
+        } => CFormula::Tc {
+            id: *id,
+            u: sh(u),
+            w: sh(w),
+            body: bx(body),
+            from: sh(from),
+            to: sh(to),
+            deps: deps.iter().map(sh).collect(),
+        },
+    }
+}
+
 /// A formula compiled against a vocabulary (see the module documentation).
 #[derive(Clone, Debug)]
 pub enum CFormula {
@@ -168,8 +222,15 @@ fn compile(voc: &Vocab, f: &Formula, scope: &mut Vec<(LVar, Slot)>, next: &mut S
             let mut deps = outer;
             deps.sort_unstable();
             deps.dedup();
+            // closures with the same body (r[x] for every x walks the same `next`
+            // edges) share one id, so an evaluator computes them once
+            let id = if deps.is_empty() {
+                shared_tc_id(&b, su)
+            } else {
+                TC_IDS.fetch_add(1, Ordering::Relaxed)
+            };
             CFormula::Tc {
-                id: TC_IDS.fetch_add(1, Ordering::Relaxed),
+                id,
                 u: su,
                 w: sw,
                 body: Box::new(b),
@@ -359,5 +420,55 @@ mod tests {
         assert_eq!(ctc.eval(&mut ev, &[sm, sm]), Kleene::Half);
         let unknown = Compiled::new(&voc, &Formula::pred(PredSym::plain("zz"), &["a"]), &["a"]);
         assert_eq!(unknown.eval(&mut ev, &[0]), Kleene::Half);
+    }
+
+    fn tc_id(c: &Compiled) -> Option<usize> {
+        fn find(f: &CFormula) -> Option<usize> {
+            match f {
+                CFormula::Tc { id, .. } => Some(*id),
+                CFormula::Not(g) | CFormula::Exists(_, g) | CFormula::Forall(_, g) => find(g),
+                CFormula::And(gs) | CFormula::Or(gs) => gs.iter().find_map(find),
+                CFormula::Implies(a, b) | CFormula::Iff(a, b) => find(a).or_else(|| find(b)),
+                _ => None,
+            }
+        }
+        find(&c.f)
+    }
+
+    #[test]
+    fn equal_closure_bodies_share_one_memoised_closure() {
+        let c = fam::simple_class(&["x", "y"], &["next", "prev"], vec![]);
+        let f = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Unary(PredSym::with("pt", &["y"]), 2),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+            Fact::Binary(PredSym::plain("next"), 1, 2),
+            Fact::Binary(PredSym::plain("prev"), 2, 1),
+        ];
+        let s = Structure::from_concrete(&c, 3, &f).unwrap_or_else(|e| panic!("{e}"));
+        let voc = s.vocab().clone();
+        let def = |x: &str, fields: &[&str]| {
+            fam::reach(x, fields)
+                .def
+                .unwrap_or(Formula::Const(Kleene::Half))
+        };
+        // r[x] and r[y] over next: the same closure (compiled in different slots)
+        let rx = Compiled::new(&voc, &def("x", &["next"]), &["v"]);
+        let ry = Compiled::new(&voc, &def("y", &["next"]), &["v"]);
+        let rp = Compiled::new(&voc, &def("x", &["prev"]), &["v"]);
+        assert!(tc_id(&rx).is_some());
+        assert_eq!(tc_id(&rx), tc_id(&ry));
+        assert_ne!(tc_id(&rx), tc_id(&rp));
+        // one evaluator answers all three as separate evaluators do
+        let mut shared = Evaluator::new(&s);
+        for v in 0..3 {
+            for c in [&rx, &ry, &rp] {
+                let alone = c.eval(&mut Evaluator::new(&s), &[v]);
+                assert_eq!(c.eval(&mut shared, &[v]), alone, "node {v}");
+            }
+        }
+        assert_eq!(rx.eval(&mut shared, &[2]), Kleene::True);
+        assert_eq!(ry.eval(&mut shared, &[0]), Kleene::False);
+        assert_eq!(rp.eval(&mut shared, &[1]), Kleene::False);
     }
 }
