@@ -137,6 +137,9 @@ fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
     // (UNKNOWN at the time limit)
     assert_safe_with_certificate(&data("tag_param_safe.c"));
     assert_unsafe_with_replay(&data("tag_param_bug.c"));
+    // the strengthening belongs inside the store transfer: applied after liveness had
+    // nulled the dead pointer it emptied the state (SAFE on this buggy program)
+    assert_unsafe_with_replay(&data("tag_order_bug.c"));
 }
 
 #[test]

@@ -37,7 +37,7 @@ use super::predicates::refine_predicates;
 use super::{Abstraction, RefineInput, Refinement};
 use crate::art::{Art, ArtId};
 use crate::cert::Certificate;
-use crate::cfa::{FieldRef, Node, Op, Program, Step, StructId, VarId};
+use crate::cfa::{Node, Op, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::explicit::{
     classify, CellTy, ExplicitCpa, ExplicitPrec, ExplicitState, SampleCollector, SampleThreshold,
@@ -95,8 +95,8 @@ pub struct HeapPrec {
 /// Predicate abstraction × explicit heap × shape. Post: the explicit successors first
 /// (cheap; none means the step is infeasible), then the shape successors, then the
 /// predicate successors (Z3), all combinations. One strengthening: an integer stored
-/// into a field whose value the explicit pre-state knows makes the shape successors'
-/// field assertions at that node definite (`n->data = d` with `d == 1` known).
+/// into a field whose value the explicit pre-state knows is passed to the shape store
+/// transfer, which treats it like a constant (`n->data = d` with `d == 1` known).
 /// Coverage and precision adjustment are componentwise, so the CPA laws of the
 /// components carry over; union coverage shares out the shape structures.
 #[derive(Debug)]
@@ -158,16 +158,14 @@ impl Cpa for HeapCpa {
         if ex.is_empty() {
             return Vec::new();
         }
-        let mut sh = self.shape.post(prog, &s.shape, step, to, &prec.shape);
-        if sh.is_empty() {
-            return Vec::new();
-        }
         // strengthening: an integer the explicit state knows, stored into a field,
         // makes the shape domain's field assertions on it definite
-        if let Some((ptr, field, v)) = stored_int(prog, &s.explicit, step) {
-            for g in &mut sh {
-                crate::shape::strengthen_store(prog, g, ptr, field, v);
-            }
+        let stored = stored_int(prog, &s.explicit, step);
+        let sh = self
+            .shape
+            .post_with(prog, &s.shape, step, to, &prec.shape, stored);
+        if sh.is_empty() {
+            return Vec::new();
         }
         let pr = self.pred.post(prog, &s.pred, step, to, &prec.pred);
         let mut out = Vec::with_capacity(ex.len() * sh.len() * pr.len());
@@ -211,20 +209,20 @@ impl Cpa for HeapCpa {
     }
 }
 
-/// `(ptr, field, v)` if `step` is `ptr->field = e` for an integer field and `e`
-/// evaluates to the integer `v` in the explicit state before the step.
-fn stored_int(prog: &Program, ex: &ExplicitState, step: Step) -> Option<(VarId, FieldRef, i64)> {
+/// `v` if `step` is `ptr->field = e` for an integer field and `e` evaluates to the
+/// integer `v` in the explicit state before the step.
+fn stored_int(prog: &Program, ex: &ExplicitState, step: Step) -> Option<i64> {
     let Step::Edge(e) = step else {
         return None;
     };
-    let Op::Store { ptr, field, src } = &prog.graph[e].op else {
+    let Op::Store { field, src, .. } = &prog.graph[e].op else {
         return None;
     };
     if !prog.field(*field).ty.is_int() {
         return None;
     }
     match crate::explicit::post::eval(ex, src) {
-        crate::explicit::Value::Int(v) => Some((*ptr, *field, v)),
+        crate::explicit::Value::Int(v) => Some(v),
         _ => None,
     }
 }
@@ -665,7 +663,7 @@ impl HeapAbstraction {
         let shape = ShapeCpa::new(prog).joined();
         // the integers stored into fields that the explicit domain knows along the path
         // (the product's strengthening, replayed)
-        let mut stored: Vec<Option<(VarId, FieldRef, i64)>> = Vec::with_capacity(steps.len());
+        let mut stored: Vec<Option<i64>> = Vec::with_capacity(steps.len());
         let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
         for &(step, to) in &steps {
             stored.push(ex.as_ref().and_then(|e| stored_int(prog, e, step)));
@@ -677,11 +675,7 @@ impl HeapAbstraction {
                 (next.len() == 1).then(|| next.remove(0))
             });
         }
-        let strengthen = |i: usize, st: &mut ShapeState| {
-            if let Some(Some((ptr, field, v))) = stored.get(i) {
-                crate::shape::strengthen_store(prog, st, *ptr, *field, *v);
-            }
-        };
+        let stored_at = |i: usize| stored.get(i).copied().flatten();
         let mut calls = 0usize;
         let deadline = self.deadline.get();
         let mut oracle = |cand: &Scg| -> bool {
@@ -695,7 +689,7 @@ impl HeapAbstraction {
             p.set_global(s, class_for(prog, s, lat, cand, d));
             let init = ShapeState::initial(&p, prog.entry);
             shape
-                .path_post_with(prog, &init, &steps, &p, &strengthen)
+                .path_post_with(prog, &init, &steps, &p, &stored_at)
                 .is_none()
         };
         let name = struct_name(prog, s);

@@ -70,7 +70,7 @@ mod ops;
 mod tests;
 
 pub use heap::{heap_to_shape, heap_to_shape_state};
-pub use ops::{convert_comp, strengthen_store};
+pub use ops::convert_comp;
 
 use crate::cfa::{Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
@@ -210,11 +210,15 @@ impl ShapeComp {
     }
     /// `self ⊑ other` (every state of `self` is one of `other`).
     pub fn subsumed_by(&self, other: &ShapeComp) -> bool {
+        self.agrees_within(other) && self.region.subsumed_by(&other.region)
+    }
+    /// Same class, and every soundness flag of `self` is also set in `other` (the
+    /// part of [`ShapeComp::subsumed_by`] that does not look at the structures).
+    pub fn agrees_within(&self, other: &ShapeComp) -> bool {
         self.region.class == other.region.class
             && self.wild_vars.is_subset(&other.wild_vars)
             && self.wild_fields.is_subset(&other.wild_fields)
             && self.uninit.is_subset(&other.uninit)
-            && self.region.subsumed_by(&other.region)
     }
     /// Join (union of structures and flags); both must have the same class.
     pub fn join(&self, other: &ShapeComp) -> ShapeComp {
@@ -304,14 +308,10 @@ impl ShapeState {
             .filter(|&i| {
                 let o = others[i];
                 o.comps.len() == self.comps.len()
-                    && self.comps.iter().all(|(k, c)| {
-                        o.comps.get(k).is_some_and(|oc| {
-                            c.region.class == oc.region.class
-                                && c.wild_vars.is_subset(&oc.wild_vars)
-                                && c.wild_fields.is_subset(&oc.wild_fields)
-                                && c.uninit.is_subset(&oc.uninit)
-                        })
-                    })
+                    && self
+                        .comps
+                        .iter()
+                        .all(|(k, c)| o.comps.get(k).is_some_and(|oc| c.agrees_within(oc)))
                     && o.loaded.iter().all(|(k, v)| self.loaded.get(k) == Some(v))
             })
             .collect();
@@ -478,7 +478,21 @@ impl ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
-        let mut t = ops::post_step(self, prog, s, step)?;
+        self.post_joined_with(prog, s, step, to, prec, None)
+    }
+    /// [`ShapeCpa::post_joined`] strengthened by another domain: `stored` is the value
+    /// of the integer a `ptr->field = e` step writes, if known (the field assertions on
+    /// `field` at `ptr`'s node become definite, as for a constant).
+    pub fn post_joined_with(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        step: Step,
+        to: Node,
+        prec: &ShapePrec,
+        stored: Option<i64>,
+    ) -> Option<ShapeState> {
+        let mut t = ops::post_step(self, prog, s, step, stored)?;
         if let Some(live) = &self.live {
             ops::kill_dead(prog, &mut t, to, live.get(&to));
         }
@@ -494,28 +508,43 @@ impl ShapeCpa {
         path: &[(Step, Node)],
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
-        self.path_post_with(prog, s, path, prec, &|_, _| {})
+        self.path_post_with(prog, s, path, prec, &|_| None)
     }
 
-    /// [`ShapeCpa::path_post`] with `strengthen(i, state)` applied after step `i`
-    /// (e.g. [`strengthen_store`] with values another domain knows along the path).
+    /// [`ShapeCpa::path_post`] where step `i` stores the integer `stored(i)` if that is
+    /// `Some` (see [`ShapeCpa::post_joined_with`]).
     pub fn path_post_with(
         &self,
         prog: &Program,
         s: &ShapeState,
         path: &[(Step, Node)],
         prec: &ShapePrec,
-        strengthen: &dyn Fn(usize, &mut ShapeState),
+        stored: &dyn Fn(usize) -> Option<i64>,
     ) -> Option<ShapeState> {
         let mut cur = s.clone();
         for (i, (step, to)) in path.iter().enumerate() {
-            cur = self.post_joined(prog, &cur, *step, *to, prec)?;
-            strengthen(i, &mut cur);
-            if cur.is_bottom() {
-                return None;
-            }
+            cur = self.post_joined_with(prog, &cur, *step, *to, prec, stored(i))?;
         }
         Some(cur)
+    }
+}
+
+impl ShapeCpa {
+    /// [`Cpa::post`] with the stored integer known (see [`ShapeCpa::post_joined_with`]).
+    pub fn post_with(
+        &self,
+        prog: &Program,
+        s: &ShapeState,
+        step: Step,
+        to: Node,
+        prec: &ShapePrec,
+        stored: Option<i64>,
+    ) -> Vec<ShapeState> {
+        match self.post_joined_with(prog, s, step, to, prec, stored) {
+            None => Vec::new(),
+            Some(t) if self.split => t.split(),
+            Some(t) => vec![t],
+        }
     }
 }
 
@@ -537,11 +566,7 @@ impl Cpa for ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Vec<ShapeState> {
-        match self.post_joined(prog, s, step, to, prec) {
-            None => Vec::new(),
-            Some(t) if self.split => t.split(),
-            Some(t) => vec![t],
-        }
+        self.post_with(prog, s, step, to, prec, None)
     }
     fn covers(&self, t: &ShapeState, s: &ShapeState) -> bool {
         s.subsumed_by(t)

@@ -12,18 +12,21 @@ use std::collections::{BTreeMap, BTreeSet};
 const UNKNOWN: &str = "$unknown";
 
 /// The successor of `s` along `step` (None: bottom), in the classes of `s`.
+/// The successor of `s` along `step`. `stored`: the value of the integer a `Store`
+/// writes, when another domain knows it (strengthening; `None` otherwise).
 pub(super) fn post_step(
     cpa: &ShapeCpa,
     prog: &Program,
     s: &ShapeState,
     step: Step,
+    stored: Option<i64>,
 ) -> Option<ShapeState> {
     let mut t = s.clone();
     let edge = match step {
         Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => prog.graph.edge_weight(e)?,
     };
     match step {
-        Step::Edge(_) => apply(cpa, prog, &mut t, &edge.op),
+        Step::Edge(_) => apply(cpa, prog, &mut t, &edge.op, stored),
         Step::Enter(_) => {
             let Op::Call { callee, args, .. } = &edge.op else {
                 return Some(t);
@@ -322,23 +325,6 @@ fn set_fields(c: &mut ShapeComp, ptr: &str, field: &str, vals: Option<VSet>) {
     }
 }
 
-/// Strengthening by another domain: after `ptr->field = e` (an integer field) the
-/// stored value is known to be `v`, so the field assertions on `field` at `ptr`'s node
-/// become definite. Only when `ptr` is tracked and exact (its node is unique); otherwise
-/// the state is left as it is (sound either way: it only adds a fact that holds).
-pub fn strengthen_store(prog: &Program, s: &mut ShapeState, ptr: VarId, field: FieldRef, v: i64) {
-    let x = var_name(prog, ptr).to_string();
-    let Some(fname) = field_name(prog, field).map(str::to_string) else {
-        return;
-    };
-    let Some(c) = s.comps.get_mut(&field.strukt) else {
-        return;
-    };
-    if exact(c, &x) {
-        set_fields(c, &x, &fname, Some(VSet::Range(v as i128, v as i128)));
-    }
-}
-
 /// Keeps only the structures where `x` (tracked, exact) is not NULL: a dereference.
 fn deref(c: &mut ShapeComp, x: &str) {
     if exact(c, x) {
@@ -378,7 +364,7 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
 }
 
 /// Applies one intraprocedural operation.
-fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op) {
+fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Option<i64>) {
     match op {
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
@@ -404,7 +390,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op) {
             havoc_all_named(prog, s, *dst);
         }
         Op::Load { dst, ptr, field } => load(prog, s, *dst, *ptr, *field),
-        Op::Store { ptr, field, src } => store(prog, s, *ptr, *field, src),
+        Op::Store { ptr, field, src } => store(prog, s, *ptr, *field, src, stored),
         Op::StoreIndirect { src, .. } => store_indirect(cpa, prog, s, src),
         Op::Alloc {
             dst, pointee, kind, ..
@@ -482,7 +468,15 @@ fn load(prog: &Program, s: &mut ShapeState, dst: VarId, ptr: VarId, field: Field
     }
 }
 
-fn store(prog: &Program, s: &mut ShapeState, ptr: VarId, field: FieldRef, src: &Expr) {
+/// `ptr->field = src`; `stored`: the integer value of `src` if another domain knows it.
+fn store(
+    prog: &Program,
+    s: &mut ShapeState,
+    ptr: VarId,
+    field: FieldRef,
+    src: &Expr,
+    stored: Option<i64>,
+) {
     s.loaded.retain(|_, (_, f)| *f != field);
     let x = var_name(prog, ptr).to_string();
     let fname = field_name(prog, field).unwrap_or(UNKNOWN).to_string();
@@ -493,7 +487,7 @@ fn store(prog: &Program, s: &mut ShapeState, ptr: VarId, field: FieldRef, src: &
         Expr::Cast(t, e) if t.is_ptr() && matches!(**e, Expr::Null | Expr::Int(0)) => {
             Some(VSet::Range(0, 0))
         }
-        _ => None,
+        _ => stored.map(|v| VSet::Range(v as i128, v as i128)),
     };
     let Some(c) = s.comps.get_mut(&field.strukt) else {
         return;
