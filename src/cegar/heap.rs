@@ -689,7 +689,7 @@ impl HeapAbstraction {
             p.set_global(s, class_for(prog, s, lat, cand, d));
             let init = ShapeState::initial(&p, prog.entry);
             shape
-                .path_post_with(prog, &init, &steps, &p, &stored_at)
+                .path_post(prog, &init, &steps, &p, &stored_at)
                 .is_none()
         };
         let name = struct_name(prog, s);

@@ -500,20 +500,10 @@ impl ShapeCpa {
         (!t.is_bottom()).then_some(t)
     }
     /// The strongest abstract post along a path from `s` (FineTune: the path is ruled
-    /// out iff the result is `None`). `path` lists each step with its target location.
+    /// out iff the result is `None`). `path` lists each step with its target location;
+    /// step `i` stores the integer `stored(i)` if that is `Some` (see
+    /// [`ShapeCpa::post_joined_with`]; `&|_| None` for the shape domain alone).
     pub fn path_post(
-        &self,
-        prog: &Program,
-        s: &ShapeState,
-        path: &[(Step, Node)],
-        prec: &ShapePrec,
-    ) -> Option<ShapeState> {
-        self.path_post_with(prog, s, path, prec, &|_| None)
-    }
-
-    /// [`ShapeCpa::path_post`] where step `i` stores the integer `stored(i)` if that is
-    /// `Some` (see [`ShapeCpa::post_joined_with`]).
-    pub fn path_post_with(
         &self,
         prog: &Program,
         s: &ShapeState,
@@ -527,9 +517,6 @@ impl ShapeCpa {
         }
         Some(cur)
     }
-}
-
-impl ShapeCpa {
     /// [`Cpa::post`] with the stored integer known (see [`ShapeCpa::post_joined_with`]).
     pub fn post_with(
         &self,
