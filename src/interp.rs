@@ -808,6 +808,15 @@ pub fn run_random(prog: &Program, seed: u64, limits: &Limits) -> Run {
     finish(m, o)
 }
 
+/// The first of `runs` random runs (seeds `0..runs`, see [`run_random`]) that reaches
+/// an error location, with its seed. A cheap cross-check of a proof: such a run
+/// contradicts SAFE whatever the abstraction says.
+pub fn find_error_run(prog: &Program, runs: u64, limits: &Limits) -> Option<(u64, Run)> {
+    (0..runs)
+        .map(|seed| (seed, run_random(prog, seed, limits)))
+        .find(|(_, r)| r.outcome.is_error())
+}
+
 /// Runs the program from [`Program::entry`] following its control flow, taking the
 /// nondeterministic choices from `inputs` (ends with `Diverged` if they run out).
 pub fn run_inputs(prog: &Program, inputs: &Inputs, limits: &Limits) -> Run {

@@ -143,6 +143,23 @@ fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
 }
 
 #[test]
+fn random_runs_catch_a_shallow_bug_behind_a_wrong_proof() {
+    // the last guard before SAFE (model_check): tag_order_bug.c came out SAFE with a
+    // valid certificate while the strengthening was unsound; random runs reach its error
+    use shapemc::cegar::{SANITY_RUNS, SANITY_STEPS};
+    use shapemc::interp::{find_error_run, Limits};
+    let limits = Limits {
+        max_steps: SANITY_STEPS,
+        malloc_never_fails: false,
+    };
+    let load = |f: &str| parse_file(&data(f), &FrontendOptions::default()).unwrap();
+    let (seed, run) = find_error_run(&load("tag_order_bug.c"), SANITY_RUNS, &limits)
+        .expect("a random run reaches the error");
+    assert!(run.outcome.is_error(), "seed {seed}");
+    assert!(find_error_run(&load("tag_param_safe.c"), SANITY_RUNS, &limits).is_none());
+}
+
+#[test]
 fn experiment_switches_keep_certificates_checkable() {
     // `--shape-split` certificates name their own CPA, so that `check-certificate`
     // rebuilds the split shape domain (the switches were environment variables

@@ -204,8 +204,14 @@ pub struct Outcome<S, P> {
 type St<A> = <<A as Abstraction>::Cpa as Cpa>::State;
 type Pr<A> = <<A as Abstraction>::Cpa as Cpa>::Prec;
 
+/// Random runs tried before a SAFE answer ([`crate::interp::find_error_run`]).
+pub const SANITY_RUNS: u64 = 64;
+/// Step limit of each of those runs.
+pub const SANITY_STEPS: usize = 20_000;
+
 /// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
-/// valid certificate, nor UNSAFE without a replayed counterexample.
+/// valid certificate (and [`SANITY_RUNS`] random runs that miss the error), nor UNSAFE
+/// without a replayed counterexample.
 pub fn model_check<A: Abstraction>(
     prog: &Program,
     abs: &mut A,
@@ -304,7 +310,26 @@ where
                 let res = check_until(&checker, prog, &cert, deadline, opts.memory_limit_mb);
                 stats.time_cert_check_s += t.elapsed().as_secs_f64();
                 let v = match res {
-                    Ok(()) => Verdict::Safe,
+                    Ok(()) => {
+                        // the checker shares the domain's transfer functions, so it
+                        // cannot catch a transfer bug; random runs can catch shallow ones
+                        let limits = crate::interp::Limits {
+                            max_steps: SANITY_STEPS,
+                            malloc_never_fails: prog.malloc_never_fails,
+                        };
+                        if let Some((seed, run)) =
+                            crate::interp::find_error_run(prog, SANITY_RUNS, &limits)
+                        {
+                            tracing::error!(
+                                "bug: a certificate checks but random run {seed} reaches the error"
+                            );
+                            give_up!(format!(
+                                "internal inconsistency: the proof is contradicted by a concrete run (random seed {seed}: {}); please report this program",
+                                run.outcome
+                            ));
+                        }
+                        Verdict::Safe
+                    }
                     Err(CertError::OutOfMemory) => {
                         give_up!(format!(
                             "memory limit reached while checking the certificate of a complete ART ({} nodes)",
