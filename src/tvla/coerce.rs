@@ -191,24 +191,6 @@ fn meet(cur: Kleene, k: Kleene) -> Option<Kleene> {
     }
 }
 
-/// The value of predicate `idx` of arity `ar` at `at` (as many nodes as the arity).
-fn get_at(s: &Structure, ar: u8, idx: usize, at: &[usize]) -> Kleene {
-    match ar {
-        0 => s.get0(idx),
-        1 => s.get1(idx, at[0]),
-        _ => s.get2(idx, at[0], at[1]),
-    }
-}
-
-/// Sets predicate `idx` of arity `ar` at `at` to `k`.
-fn set_at(s: &mut Structure, ar: u8, idx: usize, at: &[usize], k: Kleene) {
-    match ar {
-        0 => s.set0(idx, k),
-        1 => s.set1(idx, at[0], k),
-        _ => s.set2(idx, at[0], at[1], k),
-    }
-}
-
 /// Sharpens every instrumentation value by its definition. All definitions are
 /// evaluated on the structure as it was at the start (one evaluator, so transitive
 /// closures shared by several definitions are computed once); the updates are applied
@@ -265,7 +247,7 @@ fn instr_rules(s: &mut Structure, changed: &mut bool) -> bool {
     }
     for (arity, idx, a, b, k) in all {
         *changed = true;
-        set_at(s, arity, idx, &[a, b], k);
+        s.set_at(arity, idx, &[a, b], k);
     }
     true
 }
@@ -328,7 +310,7 @@ fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
                 }
                 let want = Kleene::from_bool(pos);
                 let at: Vec<usize> = args.iter().map(|a| env[*a]).collect();
-                let cur = get_at(s, ar, idx, &at);
+                let cur = s.get_at(ar, idx, &at);
                 // `p(v, v)` on a summary node also stands for pairs of distinct cells,
                 // which a rule about one cell does not constrain
                 let repeated = args.len() == 2 && args[0] == args[1] && s.is_summary(at[0]);
@@ -341,13 +323,13 @@ fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
         }
     }
     for (ar, idx, at, k) in all {
-        let cur = get_at(s, ar, idx, &at);
+        let cur = s.get_at(ar, idx, &at);
         let Some(m) = meet(cur, k) else {
             return false;
         };
         if m != cur {
             *changed = true;
-            set_at(s, ar, idx, &at, m);
+            s.set_at(ar, idx, &at, m);
         }
     }
     true

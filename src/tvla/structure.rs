@@ -489,6 +489,22 @@ impl Structure {
         let n = self.n;
         self.v2[i * n * n + a * n + b] = k
     }
+    /// Value of predicate `i` of arity `arity` at `at` (as many nodes as the arity).
+    pub fn get_at(&self, arity: u8, i: usize, at: &[usize]) -> Kleene {
+        match arity {
+            0 => self.get0(i),
+            1 => self.get1(i, at[0]),
+            _ => self.get2(i, at[0], at[1]),
+        }
+    }
+    /// Sets predicate `i` of arity `arity` at `at` (as many nodes as the arity).
+    pub fn set_at(&mut self, arity: u8, i: usize, at: &[usize], k: Kleene) {
+        match arity {
+            0 => self.set0(i, k),
+            1 => self.set1(i, at[0], k),
+            _ => self.set2(i, at[0], at[1], k),
+        }
+    }
     /// `sm(u) != 0`.
     pub fn is_summary(&self, u: usize) -> bool {
         self.get1(SM, u) != Kleene::False

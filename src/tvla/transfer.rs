@@ -672,7 +672,7 @@ fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
                 // only the new node's tuples need values
                 let vals = eval_tuples(&cur, ins, |t| t.contains(&k));
                 for (t, v) in vals {
-                    write(&mut cur, ins.arity, ins.idx, &t, v);
+                    cur.set_at(ins.arity, ins.idx, &t, v);
                 }
             }
             continue;
@@ -713,7 +713,7 @@ fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
         let old_val = |t: &[usize]| -> Option<Kleene> {
             let o: Option<Vec<usize>> = t.iter().map(|v| old_of(*v)).collect();
             let o = o?;
-            Some(read(pre, ins.arity, ins.idx, &o))
+            Some(pre.get_at(ins.arity, ins.idx, &o))
         };
         let needs_eval = |t: &[usize]| -> bool {
             match &touched {
@@ -750,7 +750,7 @@ fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
             newvals.push((t, v));
         }
         for (t, v) in newvals {
-            write(&mut cur, ins.arity, ins.idx, &t, v);
+            cur.set_at(ins.arity, ins.idx, &t, v);
         }
         match (went_down, went_up) {
             (false, false) => {}
@@ -777,22 +777,6 @@ fn compose(pol: super::analysis::Pol, d: Dir) -> Dir {
         (Pol::Pos, d) => d,
         (Pol::Neg, Dir::Dec) => Dir::Inc,
         (Pol::Neg, Dir::Inc) => Dir::Dec,
-    }
-}
-
-fn read(s: &Structure, arity: u8, idx: usize, t: &[usize]) -> Kleene {
-    match arity {
-        0 => s.get0(idx),
-        1 => s.get1(idx, t[0]),
-        _ => s.get2(idx, t[0], t[1]),
-    }
-}
-
-fn write(s: &mut Structure, arity: u8, idx: usize, t: &[usize], k: Kleene) {
-    match arity {
-        0 => s.set0(idx, k),
-        1 => s.set1(idx, t[0], k),
-        _ => s.set2(idx, t[0], t[1], k),
     }
 }
 
