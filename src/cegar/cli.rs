@@ -72,6 +72,10 @@ pub struct VerifyArgs {
     /// `struct σ *` variable.
     #[arg(long, help_heading = "Experiments")]
     pub separate_mentioned_only: bool,
+    /// Experiment: never join shape structures with equal node names (TVLA's partial
+    /// join); by default regions use it until a refinement of the type fails with it.
+    #[arg(long, help_heading = "Experiments")]
+    pub no_partial_join: bool,
 }
 
 /// The abstract domains `verify` combines.
@@ -102,6 +106,7 @@ impl Default for VerifyArgs {
             shape_split: false,
             no_heap_pointer_predicates: false,
             separate_mentioned_only: false,
+            no_partial_join: false,
         }
     }
 }
@@ -162,6 +167,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         shape_split: args.shape_split,
         filter_heap_pointer_predicates: args.no_heap_pointer_predicates,
         separate_mentioned_only: args.separate_mentioned_only,
+        no_partial_join: args.no_partial_join,
     };
     let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
     let out = model_check(&prog, &mut abs, &opts);
@@ -227,6 +233,14 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     let mut code = rep.verdict.exit_code();
     for (t, scg) in &s.final_scg {
         println!("  final SCG of {t}: {scg}");
+    }
+    if matches!(rep.verdict, Verdict::Unknown(_)) && !s.busiest_locations.is_empty() {
+        let b: Vec<String> = s
+            .busiest_locations
+            .iter()
+            .map(|c| format!("{} at {}", c.nodes, c.location))
+            .collect();
+        println!("  most ART nodes: {}", b.join(", "));
     }
     let written = match (&args.certificate, &rep.certificate, &rep.heap_certificate) {
         (Some(path), Some(c), _) => Some((path, write_json_compact(path, c))),

@@ -73,6 +73,10 @@ pub struct HeapOptions {
     /// refinements and no per-pointer reachability, e.g. treep_rotate_left 13 s with
     /// `tree-parent{cancel, share}` against a time-out with `{cancel, reach, share}`).
     pub separate_mentioned_only: bool,
+    /// Keep every shape region a set of distinct structures (no partial join). By
+    /// default regions join structures with equal node names
+    /// ([`crate::tvla::ShapeClass::partial_join`]) until a refinement of the type fails.
+    pub no_partial_join: bool,
 }
 
 /// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
@@ -299,6 +303,9 @@ pub struct HeapAbstraction {
     pub scg_mode: crate::cli::ScgMode,
     /// The mode of each struct type whose pointers are tracked.
     pub types: BTreeMap<StructId, TypeMode>,
+    /// Shape-tracked types whose regions no longer use the partial join (a refinement
+    /// failed with it).
+    pub unjoined: BTreeSet<StructId>,
     /// The SCG lattice M (None: the library did not load; no shape analysis).
     pub lattice: Option<Lattice>,
     /// E(σ), by struct name.
@@ -420,6 +427,7 @@ impl HeapAbstraction {
             explicit_ints: BTreeSet::new(),
             scg_mode,
             types: BTreeMap::new(),
+            unjoined: BTreeSet::new(),
             lattice,
             enabled: EnabledSets::new(),
             mentioned: BTreeSet::new(),
@@ -522,7 +530,8 @@ impl HeapAbstraction {
         let Some(lat) = &self.lattice else {
             return false;
         };
-        let class = class_for(prog, s, lat, &m, &d);
+        let mut class = class_for(prog, s, lat, &m, &d);
+        class.partial_join = self.joins(s);
         let changed = self.prec.shape.set_global(s, class);
         for x in 0..prog.vars.len() {
             if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
@@ -532,6 +541,14 @@ impl HeapAbstraction {
         self.explicit_groups.remove(&PtrGroup::Struct(s));
         let old = self.types.insert(s, TypeMode::Shape { scg: m, d });
         changed || !matches!(old, Some(TypeMode::Shape { .. }))
+    }
+
+    /// Whether the regions of type `s` use the partial join: by default under SCG
+    /// refinement, until a refinement of `s` fails with it; never under `--scg maximal`.
+    fn joins(&self, s: StructId) -> bool {
+        !self.options.no_partial_join
+            && self.scg_mode != crate::cli::ScgMode::Maximal
+            && !self.unjoined.contains(&s)
     }
 
     /// Switches pointer group `g` to explicit tracking: every pointer variable of the
@@ -678,6 +695,7 @@ impl HeapAbstraction {
         let stored_at = |i: usize| stored.get(i).copied().flatten();
         let mut calls = 0usize;
         let deadline = self.deadline.get();
+        let join = self.joins(s);
         let mut oracle = |cand: &Scg| -> bool {
             // past the deadline nothing is asked: "does not rule out" is the answer
             // that never makes FineTune pick a class (the run ends at the next build)
@@ -686,7 +704,9 @@ impl HeapAbstraction {
             }
             calls += 1;
             let mut p = base.clone();
-            p.set_global(s, class_for(prog, s, lat, cand, d));
+            let mut c = class_for(prog, s, lat, cand, d);
+            c.partial_join = join;
+            p.set_global(s, c);
             let init = ShapeState::initial(&p, prog.entry);
             shape
                 .path_post(prog, &init, &steps, &p, &stored_at)
@@ -1049,6 +1069,32 @@ impl Abstraction for HeapAbstraction {
                     .push(format!("track {} explicitly", prog.vars[x].name));
             }
             r.pivot = Some(0);
+            return r;
+        }
+        // Shape types the path mentions whose SCG and tracking definition cannot be
+        // refined, and whose regions use the partial join: the join goes (the same SCG,
+        // one structure per set of node names is no longer enforced).
+        let joined: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter(|(s, _)| groups.contains(&PtrGroup::Struct(**s)) && self.joins(**s))
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } => Some((*s, scg.clone(), d.clone())),
+                _ => None,
+            })
+            .collect();
+        if !joined.is_empty() {
+            for (s, m, d) in joined {
+                self.unjoined.insert(s);
+                self.set_shape(prog, s, m, d);
+                r.added.push(format!(
+                    "struct {}: no partial join of shape structures",
+                    struct_name(prog, s)
+                ));
+            }
+            r.kind = "scg";
+            r.pivot = Some(0);
+            r.unhandled.clear();
             return r;
         }
         // Last resort (not in the paper): shape types the path mentions whose SCG and

@@ -187,6 +187,42 @@ pub struct Stats {
     /// The final SCG per struct type (shape domain), or how the type is tracked
     /// (`explicit`).
     pub final_scg: std::collections::BTreeMap<String, String>,
+    /// The CFA locations with the most alive ART nodes at the end, most first (at most
+    /// [`BUSIEST_LOCATIONS`]): where a run that hit a limit spent its states.
+    pub busiest_locations: Vec<LocCount>,
+}
+
+/// How many alive ART nodes sit at one CFA location.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LocCount {
+    /// `function:line:col (loc N)`.
+    pub location: String,
+    pub nodes: usize,
+}
+
+/// Number of entries in [`Stats::busiest_locations`].
+pub const BUSIEST_LOCATIONS: usize = 5;
+
+/// The [`BUSIEST_LOCATIONS`] locations of `art` with the most alive nodes.
+fn busiest_locations<S>(prog: &Program, art: &Art<S>) -> Vec<LocCount> {
+    let mut count: std::collections::BTreeMap<Node, usize> = Default::default();
+    for n in art.nodes.iter().filter(|n| n.alive) {
+        *count.entry(n.loc).or_default() += 1;
+    }
+    let mut v: Vec<(Node, usize)> = count.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.into_iter()
+        .take(BUSIEST_LOCATIONS)
+        .map(|(l, nodes)| LocCount {
+            location: format!(
+                "{}:{} (loc {})",
+                prog.functions[prog.graph[l].func].name,
+                prog.graph[l].src,
+                l.index()
+            ),
+            nodes,
+        })
+        .collect()
 }
 
 /// The result of [`model_check`].
@@ -245,6 +281,7 @@ where
         stats.time_total_s = start.elapsed().as_secs_f64();
         stats.domain = abs.stats();
         stats.final_scg = abs.final_scg(prog);
+        stats.busiest_locations = busiest_locations(prog, art);
         Outcome {
             verdict,
             stats,

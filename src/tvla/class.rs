@@ -32,6 +32,12 @@ pub struct ShapeClass {
     /// Abstraction predicates (unary predicates among core ∪ instr).
     pub abs: BTreeSet<PredSym>,
     pub constraints: Vec<Formula>,
+    /// Regions of this class keep one structure per set of node names: a structure
+    /// whose nodes have the same names as one already there is joined into it
+    /// ([`super::structure::Structure::partial_join`], TVLA's partial join). Coarser
+    /// (fewer structures per region), never unsound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial_join: bool,
 }
 
 impl ShapeClass {

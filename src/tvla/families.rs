@@ -330,6 +330,7 @@ pub fn simple_class(ptrs: &[&str], fields: &[&str], instr: Vec<PredDef>) -> Shap
         instr,
         abs,
         constraints: Vec::new(),
+        partial_join: false,
     }
 }
 

@@ -42,9 +42,25 @@ impl ShapeRegion {
         r
     }
 
-    /// Adds a structure (canonicalised); returns whether it was new.
+    /// Adds a structure (canonicalised); returns whether the region changed. Under
+    /// [`ShapeClass::partial_join`] a structure with the node names of one already in
+    /// the region is joined into that one (so each set of names occurs at most once).
     pub fn insert(&mut self, s: Structure) -> bool {
-        self.structs.insert(s.canonical())
+        let s = s.canonical();
+        if self.class.partial_join && !self.structs.contains(&s) {
+            let hit = self
+                .structs
+                .iter()
+                .find_map(|t| t.partial_join(&s).map(|j| (t.clone(), j)));
+            if let Some((t, j)) = hit {
+                if j == t {
+                    return false;
+                }
+                self.structs.remove(&t);
+                return self.structs.insert(j);
+            }
+        }
+        self.structs.insert(s)
     }
 
     /// The structures, in a deterministic order.
@@ -70,7 +86,13 @@ impl ShapeRegion {
     /// Union modulo isomorphism (idempotent, commutative, associative).
     pub fn join(&self, other: &ShapeRegion) -> ShapeRegion {
         let mut r = self.clone();
-        r.structs.extend(other.structs.iter().cloned());
+        if self.class.partial_join {
+            for s in &other.structs {
+                r.insert(s.clone());
+            }
+        } else {
+            r.structs.extend(other.structs.iter().cloned());
+        }
         r
     }
 
@@ -289,5 +311,38 @@ mod tests {
         let json = serde_json::to_string(&k).unwrap_or_default();
         let back: ShapeRegion = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, k);
+    }
+
+    #[test]
+    fn partial_join_keeps_one_structure_per_set_of_names() {
+        let mut c = fam::simple_class(&["x", "y"], &["next"], vec![]);
+        let two = |c: &ShapeClass, a: usize, b: usize| {
+            let f = [
+                Fact::Unary(PredSym::with("pt", &["x"]), 0),
+                Fact::Unary(PredSym::with("pt", &["y"]), 1),
+                Fact::Binary(PredSym::plain("next"), a, b),
+            ];
+            Structure::from_concrete(c, 2, &f).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let sets = ShapeRegion::from_structures(c.clone(), [two(&c, 0, 1), two(&c, 1, 0)]);
+        assert_eq!(sets.len(), 2);
+        c.partial_join = true;
+        let (a, b) = (two(&c, 0, 1), two(&c, 1, 0));
+        let mut r = ShapeRegion::from_structures(c.clone(), [a.clone()]);
+        assert!(r.insert(b.clone()));
+        assert_eq!(r.len(), 1);
+        assert!(!r.insert(a.clone()), "already covered by the join");
+        for s in [&a, &b] {
+            assert!(ShapeRegion::from_structures(c.clone(), [s.clone()]).subsumed_by(&r));
+        }
+        let ra = ShapeRegion::from_structures(c.clone(), [a]);
+        let rb = ShapeRegion::from_structures(c.clone(), [b]);
+        assert_eq!(ra.join(&rb), rb.join(&ra));
+        assert_eq!(ra.join(&rb), r);
+        // the flag survives a serde round trip
+        let json = serde_json::to_string(&r).unwrap_or_default();
+        let back: ShapeRegion = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert!(back.class.partial_join);
+        assert_eq!(back, r);
     }
 }

@@ -698,6 +698,52 @@ impl Structure {
         t.canonical()
     }
 
+    /// The name of node `u`: its values of the abstraction predicates.
+    fn name(&self, u: usize) -> Vec<Kleene> {
+        self.voc.abs.iter().map(|i| self.get1(*i, u)).collect()
+    }
+
+    /// TVLA's partial join: when `self` and `other` have the same vocabulary, the same
+    /// nullary values and the same node names (abstraction-predicate values), each name
+    /// on exactly one node, the structure over those nodes whose every value is the
+    /// join of the two structures' values at the nodes of the same names (canonical).
+    /// Both structures embed into it (by the name bijection), so it represents every
+    /// heap either represents; names and nullary values are unchanged. `None` otherwise.
+    pub fn partial_join(&self, other: &Structure) -> Option<Structure> {
+        if self.n != other.n || self.v0 != other.v0 || !self.voc.same(&other.voc) {
+            return None;
+        }
+        let mut by_name: FxHashMap<Vec<Kleene>, usize> = FxHashMap::default();
+        for x in 0..other.n {
+            if by_name.insert(other.name(x), x).is_some() {
+                return None;
+            }
+        }
+        let mut to = vec![usize::MAX; self.n];
+        for (u, t) in to.iter_mut().enumerate() {
+            *t = by_name.remove(&self.name(u))?;
+        }
+        let mut j = self.clone();
+        for (u, &x) in to.iter().enumerate() {
+            for p in 0..self.voc.unary.len() {
+                j.set1(p, u, self.get1(p, u).join(other.get1(p, x)));
+            }
+        }
+        for p in 0..self.voc.binary.len() {
+            for a in 0..self.n {
+                for b in 0..self.n {
+                    j.set2(
+                        p,
+                        a,
+                        b,
+                        self.get2(p, a, b).join(other.get2(p, to[a], to[b])),
+                    );
+                }
+            }
+        }
+        Some(j.canonical())
+    }
+
     /// The canonical form (see the module documentation): a node permutation of `self`
     /// that is equal for isomorphic structures whenever colour refinement plus the
     /// bounded tie search (at most 720 candidate orders) separates the nodes, which
@@ -964,6 +1010,41 @@ mod tests {
             f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
         }
         f
+    }
+
+    #[test]
+    fn partial_join_needs_equal_names_and_covers_both() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![]);
+        let (px, py) = (PredSym::with("pt", &["x"]), PredSym::with("pt", &["y"]));
+        let two = |a: usize, b: usize| {
+            let f = [
+                Fact::Unary(px.clone(), 0),
+                Fact::Unary(py.clone(), 1),
+                Fact::Binary(PredSym::plain("next"), a, b),
+            ];
+            Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (a, b) = (two(0, 1), two(1, 0));
+        let j = a.partial_join(&b).unwrap_or_else(|| panic!("same names"));
+        assert!(a.embeds_into(&j) && b.embeds_into(&j));
+        assert!(!j.embeds_into(&a) && !j.embeds_into(&b));
+        assert_eq!(
+            j,
+            b.partial_join(&a).unwrap_or_else(|| panic!("same names"))
+        );
+        assert_eq!(a.partial_join(&a), Some(a.canonical()));
+        // y's node missing: other names, no join
+        let one = Structure::from_concrete(&c, 1, &[Fact::Unary(px.clone(), 0)])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.partial_join(&one), None);
+        // x and y on one node against x and y apart: other names
+        let both = Structure::from_concrete(
+            &c,
+            2,
+            &[Fact::Unary(px.clone(), 0), Fact::Unary(py.clone(), 0)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.partial_join(&both), None);
     }
 
     #[test]

@@ -26,8 +26,9 @@ use super::eval::{CFormula, Compiled, Evaluator};
 use super::families::{self, Family};
 use super::formula::{Kleene, PredSym};
 use super::structure::{Structure, Vocab, SM};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -97,7 +98,33 @@ pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
     if s.vocab().class != *class {
         tracing::warn!("post: structure built over a different shape class");
     }
-    post_impl(s, op, true)
+    // The vocabulary's address is part of the key: `Structure`'s equality compares
+    // predicate lists only, and the entry's structure keeps the vocabulary alive, so
+    // the address is not reused while the entry exists.
+    let key = (Arc::as_ptr(s.vocab()) as usize, s.clone(), op.clone());
+    if let Some(r) = POST_MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return r;
+    }
+    let r = post_impl(s, op, true);
+    POST_MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= POST_MEMO_CAP {
+            m.clear();
+        }
+        m.insert(key, r.clone());
+    });
+    r
+}
+
+/// Entries of the [`post`] memo before it is emptied (bounds its memory).
+pub const POST_MEMO_CAP: usize = 1 << 15;
+
+thread_local! {
+    /// Abstract posts already computed: [`post`] is a function of the structure (with
+    /// its vocabulary) and the operation, and the same structure reaches the same
+    /// edge in many ART nodes.
+    static POST_MEMO: RefCell<FxHashMap<(usize, Structure, PtrOp), PostResult>> =
+        RefCell::new(FxHashMap::default());
 }
 
 /// Like [`post`] but without the final canonical abstraction: on a 2-valued structure
