@@ -160,6 +160,24 @@ fn random_runs_catch_a_shallow_bug_behind_a_wrong_proof() {
 }
 
 #[test]
+fn a_run_that_hits_a_limit_names_its_busiest_locations() {
+    let a = VerifyArgs {
+        max_nodes: 40,
+        ..args(60.0)
+    };
+    let rep = verify_file(&data("sll_unbounded_safe.c"), &a).unwrap();
+    assert!(
+        matches!(rep.verdict, Verdict::Unknown(_)),
+        "{:?}",
+        rep.verdict
+    );
+    let b = &rep.stats.busiest_locations;
+    assert!(!b.is_empty() && b.len() <= shapemc::cegar::BUSIEST_LOCATIONS);
+    assert!(b.windows(2).all(|w| w[0].nodes >= w[1].nodes));
+    assert!(b[0].location.contains("(loc "), "{}", b[0].location);
+}
+
+#[test]
 fn experiment_switches_keep_certificates_checkable() {
     // `--shape-split` certificates name their own CPA, so that `check-certificate`
     // rebuilds the split shape domain (the switches were environment variables
@@ -168,6 +186,7 @@ fn experiment_switches_keep_certificates_checkable() {
         &["--shape-split"][..],
         &["--no-heap-pointer-predicates"],
         &["--separate-mentioned-only"],
+        &["--no-partial-join"],
     ] {
         assert_safe_with_certificate_using(&data("sll_unbounded_safe.c"), extra);
     }

@@ -46,6 +46,7 @@ use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::scg::{fine_tune, EnabledSets, Lattice, Scg, TrackingDef};
 use crate::shape::{class_for, ShapeCpa, ShapePrec, ShapeState};
 use crate::smt::atoms::Operand;
+use crate::tvla::ShapeClass;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -330,6 +331,29 @@ pub struct HeapAbstraction {
     pub abstractions: usize,
     pub fine_tune_calls: usize,
     pub fine_tune_oracle_calls: usize,
+}
+
+/// An error path prepared for replay in the shape domain alone
+/// ([`HeapAbstraction::path_replay`]).
+struct PathReplay {
+    shape: ShapeCpa,
+    steps: Vec<(Step, Node)>,
+    /// Per step: the integer stored into a field, when the explicit domain knows it.
+    stored: Vec<Option<i64>>,
+}
+
+impl PathReplay {
+    /// True if the path's shape post is empty with `class` for type `s` (the other
+    /// types keep their classes in `base`): the class rules the path out.
+    fn rules_out(&self, prog: &Program, base: &ShapePrec, s: StructId, class: ShapeClass) -> bool {
+        let mut p = base.clone();
+        p.set_global(s, class);
+        let init = ShapeState::initial(&p, prog.entry);
+        let stored_at = |i: usize| self.stored.get(i).copied().flatten();
+        self.shape
+            .path_post(prog, &init, &self.steps, &p, &stored_at)
+            .is_none()
+    }
 }
 
 /// The pointer fields of struct `s` that point to `s` (the fields SCG roles bind to).
@@ -657,6 +681,35 @@ impl HeapAbstraction {
         changed.then_some(d2)
     }
 
+    /// What FineTune's oracle needs to replay the error path in the shape domain: the
+    /// steps with their target locations and the integers the explicit domain knows
+    /// are stored into fields along the path (the product's strengthening, replayed).
+    fn path_replay(&self, prog: &Program, input: &RefineInput<'_>) -> PathReplay {
+        let steps: Vec<(Step, Node)> = input
+            .path
+            .iter()
+            .copied()
+            .zip(input.locs.iter().skip(1).copied())
+            .collect();
+        let mut stored: Vec<Option<i64>> = Vec::with_capacity(steps.len());
+        let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
+        for &(step, to) in &steps {
+            stored.push(ex.as_ref().and_then(|e| stored_int(prog, e, step)));
+            ex = ex.and_then(|e| {
+                let mut next = self
+                    .cpa
+                    .explicit
+                    .post(prog, &e, step, to, &self.prec.explicit);
+                (next.len() == 1).then(|| next.remove(0))
+            });
+        }
+        PathReplay {
+            shape: ShapeCpa::new(prog).joined(),
+            steps,
+            stored,
+        }
+    }
+
     /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
     /// finer than `m` whose shape post along the path is empty; when none is found the
     /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
@@ -670,29 +723,8 @@ impl HeapAbstraction {
     ) -> Option<Scg> {
         let lat = self.lattice.as_ref()?;
         self.fine_tune_calls += 1;
-        let steps: Vec<(Step, Node)> = input
-            .path
-            .iter()
-            .copied()
-            .zip(input.locs.iter().skip(1).copied())
-            .collect();
         let base = self.prec.shape.clone();
-        let shape = ShapeCpa::new(prog).joined();
-        // the integers stored into fields that the explicit domain knows along the path
-        // (the product's strengthening, replayed)
-        let mut stored: Vec<Option<i64>> = Vec::with_capacity(steps.len());
-        let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
-        for &(step, to) in &steps {
-            stored.push(ex.as_ref().and_then(|e| stored_int(prog, e, step)));
-            ex = ex.and_then(|e| {
-                let mut next = self
-                    .cpa
-                    .explicit
-                    .post(prog, &e, step, to, &self.prec.explicit);
-                (next.len() == 1).then(|| next.remove(0))
-            });
-        }
-        let stored_at = |i: usize| stored.get(i).copied().flatten();
+        let replay = self.path_replay(prog, input);
         let mut calls = 0usize;
         let deadline = self.deadline.get();
         let join = self.joins(s);
@@ -703,14 +735,9 @@ impl HeapAbstraction {
                 return false;
             }
             calls += 1;
-            let mut p = base.clone();
             let mut c = class_for(prog, s, lat, cand, d);
             c.partial_join = join;
-            p.set_global(s, c);
-            let init = ShapeState::initial(&p, prog.entry);
-            shape
-                .path_post(prog, &init, &steps, &p, &stored_at)
-                .is_none()
+            replay.rules_out(prog, &base, s, c)
         };
         let name = struct_name(prog, s);
         let mut enabled = self.enabled.to_vec(&name);
@@ -1072,8 +1099,8 @@ impl Abstraction for HeapAbstraction {
             return r;
         }
         // Shape types the path mentions whose SCG and tracking definition cannot be
-        // refined, and whose regions use the partial join: the join goes (the same SCG,
-        // one structure per set of node names is no longer enforced).
+        // refined, whose regions use the partial join, and whose current class without
+        // the join rules the path out: the join goes for them.
         let joined: Vec<(StructId, Scg, TrackingDef)> = self
             .types
             .iter()
@@ -1083,6 +1110,23 @@ impl Abstraction for HeapAbstraction {
                 _ => None,
             })
             .collect();
+        let joined: Vec<(StructId, Scg, TrackingDef)> = if joined.is_empty() {
+            joined
+        } else {
+            let replay = self.path_replay(prog, input);
+            let base = self.prec.shape.clone();
+            joined
+                .into_iter()
+                .filter(|(s, _, _)| {
+                    let Some(c) = base.global.get(s) else {
+                        return false;
+                    };
+                    let mut c = c.clone();
+                    c.partial_join = false;
+                    replay.rules_out(prog, &base, *s, c)
+                })
+                .collect()
+        };
         if !joined.is_empty() {
             for (s, m, d) in joined {
                 self.unjoined.insert(s);
