@@ -131,6 +131,23 @@ fn unbounded_list_needs_the_shape_domain() {
 }
 
 #[test]
+fn a_list_with_cells_off_a_second_field_needs_per_child_reachability() {
+    // recognised as a tree (next, inner); the proof needs `tree{spine}`: without it the
+    // cell just appended along `next` is summarised with the `inner` cells
+    assert_safe_with_certificate(&data("list_with_cells_safe.c"));
+    assert_unsafe_with_replay(&data("list_with_cells_bug.c"));
+    let rep = verify_file(&data("list_with_cells_safe.c"), &args(60.0)).unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let scg = rep
+        .stats
+        .final_scg
+        .get("struct cell")
+        .cloned()
+        .unwrap_or_default();
+    assert!(scg.starts_with("tree{spine"), "{scg}");
+}
+
+#[test]
 fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
     // `n->data = d` with d known only to the explicit domain: without the product's
     // strengthening FineTune found no class and the run fell back to explicit heaps

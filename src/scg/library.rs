@@ -524,11 +524,12 @@ fn check_structure(file: &Path, s: &StructureDef, errs: &mut Vec<LibraryError>) 
                     format!("predicate name `{n}` clashes with a core name, role or placeholder"),
                 );
             }
-            // Same name is fine only if the parameters differ in two distinct roles at
-            // the same position (then instances differ under every injective binding).
+            // Same name is fine only with a different number of parameters, or if the
+            // parameters differ in two distinct roles at the same position (then
+            // instances differ under every injective binding).
             for (other, prev) in pred_names.iter().filter(|(o, _)| o.name == n) {
-                let distinct = other.params.len() == p.sym.params.len()
-                    && other
+                let distinct = other.params.len() != p.sym.params.len()
+                    || other
                         .params
                         .iter()
                         .zip(&p.sym.params)
@@ -847,6 +848,16 @@ mod tests {
             "pred c[next, prev](v) := A w. next(v, w) -> prev(w, v);\n    pred c[prev, next](v) := A w. prev(v, w) -> next(w, v);",
         );
         assert!(load(&[("s.scg", &ok)]).is_ok());
+        // and so is the same name with a different number of parameters (r[x, next, prev]
+        // and r[x, next] never denote the same predicate)
+        let ok = with_family(
+            "pred r[x, next, prev](v) := pt[x](v);\n    pred r[x, next](v) := pt[x](v);",
+        );
+        assert!(
+            load(&[("s.scg", &ok)]).is_ok(),
+            "{:?}",
+            load(&[("s.scg", &ok)]).err()
+        );
         let unbound = "structure s {\n  roles next, prev;\n  requires acyclic_list(next);\n}\n";
         assert!(first_err(&[("s.scg", unbound)])
             .starts_with("s.scg:1:1: role `prev` occurs in no `requires` clause"));
