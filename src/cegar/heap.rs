@@ -1101,32 +1101,24 @@ impl Abstraction for HeapAbstraction {
         // Shape types the path mentions whose SCG and tracking definition cannot be
         // refined, whose regions use the partial join, and whose current class without
         // the join rules the path out: the join goes for them.
+        let mut replay: Option<PathReplay> = None;
         let joined: Vec<(StructId, Scg, TrackingDef)> = self
             .types
             .iter()
             .filter(|(s, _)| groups.contains(&PtrGroup::Struct(**s)) && self.joins(**s))
-            .filter_map(|(s, m)| match m {
-                TypeMode::Shape { scg, d } => Some((*s, scg.clone(), d.clone())),
+            .filter_map(|(s, m)| match (m, self.prec.shape.global.get(s)) {
+                (TypeMode::Shape { scg, d }, Some(c)) => Some((*s, scg, d, c)),
                 _ => None,
             })
+            .filter(|(s, _, _, c)| {
+                let mut c = (*c).clone();
+                c.partial_join = false;
+                replay
+                    .get_or_insert_with(|| self.path_replay(prog, input))
+                    .rules_out(prog, &self.prec.shape, *s, c)
+            })
+            .map(|(s, m, d, _)| (s, m.clone(), d.clone()))
             .collect();
-        let joined: Vec<(StructId, Scg, TrackingDef)> = if joined.is_empty() {
-            joined
-        } else {
-            let replay = self.path_replay(prog, input);
-            let base = self.prec.shape.clone();
-            joined
-                .into_iter()
-                .filter(|(s, _, _)| {
-                    let Some(c) = base.global.get(s) else {
-                        return false;
-                    };
-                    let mut c = c.clone();
-                    c.partial_join = false;
-                    replay.rules_out(prog, &base, *s, c)
-                })
-                .collect()
-        };
         if !joined.is_empty() {
             for (s, m, d) in joined {
                 self.unjoined.insert(s);
