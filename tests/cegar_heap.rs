@@ -71,16 +71,23 @@ fn assert_safe_with_certificate_using(file: &Path, extra: &[&str]) {
 
 /// UNSAFE through the CLI, with a counterexample that `simulate --replay` replays.
 fn assert_unsafe_with_replay(file: &Path) {
+    assert_unsafe_with_replay_using(file, &[]);
+}
+
+/// [`assert_unsafe_with_replay`] with extra `verify` options.
+fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str]) {
     let d = tempfile::tempdir().unwrap();
     let cex = d.path().join("c.cex");
-    let (code, out) = shapemc(&[
+    let mut argv = vec![
         "verify",
         file.to_str().unwrap(),
         "--timeout",
         "60",
         "--cex",
         cex.to_str().unwrap(),
-    ]);
+    ];
+    argv.extend_from_slice(extra);
+    let (code, out) = shapemc(&argv);
     assert_eq!(
         out.lines().next(),
         Some("UNSAFE"),
@@ -374,4 +381,34 @@ fn gdsl_never_wrong() {
 #[ignore]
 fn seeds_never_wrong() {
     run_suite("seeds", 120.0);
+}
+
+#[test]
+fn per_function_scgs_keep_certificates_checkable() {
+    // `--local-scg`: FineTune's finer SCG goes only to the functions of the error path
+    // that need it; the certificate carries them as per-location classes and the
+    // checker recomputes every successor with them
+    let file = data("list_with_cells_safe.c");
+    assert_safe_with_certificate_using(&file, &["--local-scg"]);
+    assert_unsafe_with_replay_using(&data("list_with_cells_bug.c"), &["--local-scg"]);
+    let rep = verify_file(
+        &file,
+        &VerifyArgs {
+            local_scg: true,
+            ..args(60.0)
+        },
+    )
+    .unwrap();
+    assert_eq!(rep.verdict, Verdict::Safe);
+    let scg = rep
+        .stats
+        .final_scg
+        .get("struct cell")
+        .cloned()
+        .unwrap_or_default();
+    // coarse where the path did not need `spine`, finer in `main`
+    assert!(
+        scg.starts_with("tree{}") && scg.contains("; in main: tree{spine}"),
+        "{scg}"
+    );
 }

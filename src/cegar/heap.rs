@@ -78,6 +78,9 @@ pub struct HeapOptions {
     /// default regions join structures with equal node names
     /// ([`crate::tvla::ShapeClass::partial_join`]) until a refinement of the type fails.
     pub no_partial_join: bool,
+    /// FineTune results go only to the functions of the error path that need them
+    /// (per-function classes, see [`HeapAbstraction::fn_scg`]); default: everywhere.
+    pub local_scg: bool,
 }
 
 /// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
@@ -307,6 +310,11 @@ pub struct HeapAbstraction {
     /// Shape-tracked types whose regions no longer use the partial join (a refinement
     /// failed with it).
     pub unjoined: BTreeSet<StructId>,
+    /// Per-function SCGs of shape-tracked types, each finer than the type's SCG in
+    /// [`TypeMode::Shape`]: FineTune's result is kept only in the functions of the error
+    /// path that need it (the paper's precision is per location, Ψ(l)); every location
+    /// of such a function gets the finer class as a [`ShapePrec::set_at`] override.
+    pub fn_scg: BTreeMap<StructId, BTreeMap<crate::cfa::FuncId, Scg>>,
     /// The SCG lattice M (None: the library did not load; no shape analysis).
     pub lattice: Option<Lattice>,
     /// E(σ), by struct name.
@@ -348,12 +356,158 @@ impl PathReplay {
     fn rules_out(&self, prog: &Program, base: &ShapePrec, s: StructId, class: ShapeClass) -> bool {
         let mut p = base.clone();
         p.set_global(s, class);
-        let init = ShapeState::initial(&p, prog.entry);
+        for m in p.at.values_mut() {
+            m.remove(&s);
+        }
+        self.rules_out_with(prog, &p)
+    }
+
+    /// True if the path's shape post is empty under precision `p`.
+    fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
+        let init = ShapeState::initial(p, prog.entry);
         let stored_at = |i: usize| self.stored.get(i).copied().flatten();
         self.shape
-            .path_post(prog, &init, &self.steps, &p, &stored_at)
+            .path_post(prog, &init, &self.steps, p, &stored_at)
             .is_none()
     }
+}
+
+/// The shape precision `base` with type `s` at SCG `m` everywhere except in the
+/// functions of `local`, whose locations get their own SCG (all with tracking
+/// definition `d` and the partial join flag `join`).
+#[allow(clippy::too_many_arguments)]
+fn shape_prec_for(
+    prog: &Program,
+    lat: &Lattice,
+    base: &ShapePrec,
+    s: StructId,
+    m: &Scg,
+    local: &BTreeMap<crate::cfa::FuncId, Scg>,
+    d: &TrackingDef,
+    join: bool,
+) -> ShapePrec {
+    let class = |m: &Scg| {
+        let mut c = class_for(prog, s, lat, m, d);
+        c.partial_join = join;
+        c
+    };
+    let mut p = base.clone();
+    p.set_global(s, class(m));
+    for o in p.at.values_mut() {
+        o.remove(&s);
+    }
+    p.at.retain(|_, o| !o.is_empty());
+    let classes: BTreeMap<crate::cfa::FuncId, ShapeClass> =
+        local.iter().map(|(f, c)| (*f, class(c))).collect();
+    for n in prog.graph.node_indices() {
+        if let Some(c) = classes.get(&prog.graph[n].func) {
+            p.set_at(n, s, c.clone());
+        }
+    }
+    p
+}
+
+/// The least upper bound in refinement of two SCGs (the coarsest SCG finer than both):
+/// one of them if they are ordered, the union of the families for equal structure and
+/// binding, else none.
+fn scg_join(lat: &Lattice, a: &Scg, b: &Scg) -> Option<Scg> {
+    if lat.leq(a, b) {
+        return Some(a.clone());
+    }
+    if lat.leq(b, a) {
+        return Some(b.clone());
+    }
+    match (a, b) {
+        (
+            Scg::Gen {
+                structure: s1,
+                families: f1,
+                binding: b1,
+            },
+            Scg::Gen {
+                structure: s2,
+                families: f2,
+                binding: b2,
+            },
+        ) if s1 == s2 && b1 == b2 => Some(Scg::new(s1.clone(), f1.union(f2).cloned(), b1.clone())),
+        _ => None,
+    }
+}
+
+/// [`HeapAbstraction::place_scg`]'s search: the per-function SCGs (`local` updated in
+/// the path's functions) under which the path is ruled out, or None.
+#[allow(clippy::too_many_arguments)]
+fn localise(
+    abs: &HeapAbstraction,
+    prog: &Program,
+    lat: &Lattice,
+    s: StructId,
+    m: &Scg,
+    m2: &Scg,
+    d: &TrackingDef,
+    local: &BTreeMap<crate::cfa::FuncId, Scg>,
+    input: &RefineInput<'_>,
+) -> Option<BTreeMap<crate::cfa::FuncId, Scg>> {
+    let mut funcs: Vec<crate::cfa::FuncId> = Vec::new();
+    for l in input.locs {
+        let f = prog.graph.node_weight(*l)?.func;
+        if !funcs.contains(&f) {
+            funcs.push(f);
+        }
+    }
+    // a change of structure or binding (which fields are tracked) is the type's
+    if m.structure() != m2.structure() || m.binding() != m2.binding() {
+        return None;
+    }
+    // only families instantiated per pointer (`family f for x`, e.g. reachability from
+    // each variable) are placed per function: they multiply the structures of every
+    // walk; the others (cancellation, sharing, acyclicity) cost little and are needed
+    // wherever the structure is updated, so they go everywhere at once
+    let st = lat.library().structure(m2.structure()?)?;
+    let per_pointer = |f: &String| {
+        st.families
+            .iter()
+            .find(|x| &x.name == f)
+            .is_some_and(|x| !x.pointers.is_empty())
+    };
+    if !m2
+        .families()
+        .filter(|f| !m.families().any(|g| g == *f))
+        .all(per_pointer)
+    {
+        return None;
+    }
+    let mut cand = local.clone();
+    for &f in &funcs {
+        let cur = local.get(&f).unwrap_or(m);
+        cand.insert(f, scg_join(lat, cur, m2)?);
+    }
+    let join = abs.joins(s);
+    let base = &abs.prec.shape;
+    let replay = abs.path_replay(prog, input);
+    let rules_out = |c: &BTreeMap<crate::cfa::FuncId, Scg>| {
+        replay.rules_out_with(prog, &shape_prec_for(prog, lat, base, s, m, c, d, join))
+    };
+    if !rules_out(&cand) {
+        return None;
+    }
+    // the error's function first: checks at the end of a path are often walks whose
+    // states multiply with every predicate, while the updates before them need them
+    for &f in funcs.iter().rev() {
+        let was = cand.clone();
+        match local.get(&f) {
+            Some(c) => cand.insert(f, c.clone()),
+            None => cand.remove(&f),
+        };
+        if cand == was {
+            continue;
+        }
+        if !rules_out(&cand) {
+            cand = was;
+        }
+    }
+    cand.retain(|_, c| c != m);
+    Some(cand)
 }
 
 /// The pointer fields of struct `s` that point to `s` (the fields SCG roles bind to).
@@ -452,6 +606,7 @@ impl HeapAbstraction {
             scg_mode,
             types: BTreeMap::new(),
             unjoined: BTreeSet::new(),
+            fn_scg: BTreeMap::new(),
             lattice,
             enabled: EnabledSets::new(),
             mentioned: BTreeSet::new(),
@@ -554,9 +709,19 @@ impl HeapAbstraction {
         let Some(lat) = &self.lattice else {
             return false;
         };
-        let mut class = class_for(prog, s, lat, &m, &d);
-        class.partial_join = self.joins(s);
-        let changed = self.prec.shape.set_global(s, class);
+        let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
+        let p = shape_prec_for(
+            prog,
+            lat,
+            &self.prec.shape,
+            s,
+            &m,
+            &local,
+            &d,
+            self.joins(s),
+        );
+        let changed = self.prec.shape != p;
+        self.prec.shape = p;
         for x in 0..prog.vars.len() {
             if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
                 self.prec.explicit.remove_everywhere(x);
@@ -565,6 +730,57 @@ impl HeapAbstraction {
         self.explicit_groups.remove(&PtrGroup::Struct(s));
         let old = self.types.insert(s, TypeMode::Shape { scg: m, d });
         changed || !matches!(old, Some(TypeMode::Shape { .. }))
+    }
+
+    /// Places FineTune's result `m2` (finer than the type's SCG `m`) for type `s`: in
+    /// the functions of the error path, each keeps its SCG if the path is still ruled
+    /// out without `m2` there, else gets its SCG joined with `m2` (functions are tried
+    /// from the path's end, each check a replay of the path). Only under `--local-scg`
+    /// and for an `m2` of `m`'s structure and binding that adds only families
+    /// instantiated per pointer; otherwise, or when the joins do not rule the path
+    /// out, `m2` becomes the type's SCG everywhere (finer per-function SCGs are joined
+    /// with it). Returns where `m2` went.
+    fn place_scg(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: Scg,
+        m2: Scg,
+        d: TrackingDef,
+        input: &RefineInput<'_>,
+    ) -> String {
+        let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
+        let localised = match &self.lattice {
+            Some(lat) if self.options.local_scg => {
+                localise(self, prog, lat, s, &m, &m2, &d, &local, input)
+            }
+            _ => None,
+        };
+        let name = struct_name(prog, s);
+        match localised {
+            Some(cand) => {
+                let funcs: Vec<&str> = cand
+                    .iter()
+                    .filter(|(f, c)| local.get(f) != Some(c))
+                    .map(|(f, _)| prog.functions[*f].name.as_str())
+                    .collect();
+                let msg = format!("struct {name}: SCG {m2} in {}", funcs.join(", "));
+                self.fn_scg.insert(s, cand);
+                self.set_shape(prog, s, m, d);
+                msg
+            }
+            None => {
+                let lat = self.lattice.as_ref();
+                let joined: BTreeMap<crate::cfa::FuncId, Scg> = local
+                    .iter()
+                    .filter_map(|(f, c)| lat.and_then(|l| scg_join(l, c, &m2)).map(|j| (*f, j)))
+                    .filter(|(_, j)| *j != m2)
+                    .collect();
+                self.fn_scg.insert(s, joined);
+                self.set_shape(prog, s, m2.clone(), d);
+                format!("struct {name}: SCG {m} → {m2}")
+            }
+        }
     }
 
     /// Whether the regions of type `s` use the partial join: by default under SCG
@@ -860,7 +1076,18 @@ impl Abstraction for HeapAbstraction {
             .map(|(s, m)| {
                 let v = match m {
                     TypeMode::Explicit | TypeMode::ExplicitFinal => "explicit".to_string(),
-                    TypeMode::Shape { scg, .. } => scg.to_string(),
+                    TypeMode::Shape { scg, .. } => {
+                        // finer SCGs of single functions: `; in f, g: m'`
+                        let mut by: BTreeMap<&Scg, Vec<&str>> = BTreeMap::new();
+                        for (f, c) in self.fn_scg.get(s).into_iter().flatten() {
+                            by.entry(c).or_default().push(&prog.functions[*f].name);
+                        }
+                        let mut v = scg.to_string();
+                        for (c, fs) in by {
+                            v.push_str(&format!("; in {}: {c}", fs.join(", ")));
+                        }
+                        v
+                    }
                 };
                 (format!("struct {}", struct_name(prog, *s)), v)
             })
@@ -1064,8 +1291,8 @@ impl Abstraction for HeapAbstraction {
                 continue;
             }
             if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
-                r.added.push(format!("struct {name}: SCG {m} → {m2}"));
-                self.set_shape(prog, s, m2, d);
+                let msg = self.place_scg(prog, s, m, m2, d, input);
+                r.added.push(msg);
                 scg = true;
             }
         }
@@ -1146,7 +1373,20 @@ impl Abstraction for HeapAbstraction {
             .map(|(s, _)| *s)
             .collect();
         if !stuck.is_empty() {
+            tracing::debug!(
+                "shape refinement failed on: {}",
+                input
+                    .path
+                    .iter()
+                    .map(|st| {
+                        let e = prog.step_edge(*st);
+                        format!("{}: {:?}", e.src.line, e.op)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
             for s in stuck {
+                self.fn_scg.remove(&s);
                 self.prec.shape.global.remove(&s);
                 for m in self.prec.shape.at.values_mut() {
                     m.remove(&s);
@@ -1367,11 +1607,35 @@ mod tests {
 #[cfg(test)]
 mod abstract_tests {
     use super::*;
-    use crate::scg::HoldingInvariant;
+    use crate::scg::{HoldingInvariant, RoleBinding};
 
     fn library() -> Lattice {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scg-library");
         Lattice::new(crate::scg::Library::load_dir(&dir).expect("library loads"))
+    }
+
+    #[test]
+    fn scg_join_is_the_coarsest_common_refinement() {
+        let lat = library();
+        let b: RoleBinding = [("next", "n"), ("prev", "p")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        let a = Scg::new("dll", ["cancel"], b.clone());
+        let c = Scg::new("dll", ["share"], b.clone());
+        let j = scg_join(&lat, &a, &c).expect("same structure and binding");
+        assert_eq!(j, Scg::new("dll", ["cancel", "share"], b.clone()));
+        assert_eq!(scg_join(&lat, &c, &a), Some(j.clone()));
+        assert!(lat.leq(&j, &a) && lat.leq(&j, &c));
+        // ordered: the finer one; m0 is the unit
+        assert_eq!(scg_join(&lat, &j, &a), Some(j.clone()));
+        assert_eq!(scg_join(&lat, &Scg::m0(), &a), Some(a.clone()));
+        // another binding of the same structure: no join in the lattice
+        let b2: RoleBinding = [("next", "p"), ("prev", "n")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        assert_eq!(scg_join(&lat, &a, &Scg::new("dll", ["share"], b2)), None);
     }
 
     #[test]
