@@ -35,6 +35,11 @@ fn args(timeout: f64) -> VerifyArgs {
     }
 }
 
+/// The final SCG `verify` reports for `ty` (`struct cell`), or "".
+fn final_scg(rep: &shapemc::cegar::cli::VerifyReport, ty: &str) -> String {
+    rep.stats.final_scg.get(ty).cloned().unwrap_or_default()
+}
+
 /// SAFE through the CLI, with a certificate that `check-certificate` accepts.
 fn assert_safe_with_certificate(file: &Path) {
     assert_safe_with_certificate_using(file, &[]);
@@ -145,12 +150,7 @@ fn a_list_with_cells_off_a_second_field_needs_per_child_reachability() {
     assert_unsafe_with_replay(&data("list_with_cells_bug.c"));
     let rep = verify_file(&data("list_with_cells_safe.c"), &args(60.0)).unwrap();
     assert_eq!(rep.verdict, Verdict::Safe);
-    let scg = rep
-        .stats
-        .final_scg
-        .get("struct cell")
-        .cloned()
-        .unwrap_or_default();
+    let scg = final_scg(&rep, "struct cell");
     assert!(scg.starts_with("tree{spine"), "{scg}");
 }
 
@@ -400,12 +400,7 @@ fn per_function_scgs_keep_certificates_checkable() {
     )
     .unwrap();
     assert_eq!(rep.verdict, Verdict::Safe);
-    let scg = rep
-        .stats
-        .final_scg
-        .get("struct cell")
-        .cloned()
-        .unwrap_or_default();
+    let scg = final_scg(&rep, "struct cell");
     // coarse where the path did not need `spine`, finer in `main`
     assert!(
         scg.starts_with("tree{}") && scg.contains("; in main: tree{spine}"),

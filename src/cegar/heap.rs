@@ -407,33 +407,6 @@ fn shape_prec_for(
     p
 }
 
-/// The least upper bound in refinement of two SCGs (the coarsest SCG finer than both):
-/// one of them if they are ordered, the union of the families for equal structure and
-/// binding, else none.
-fn scg_join(lat: &Lattice, a: &Scg, b: &Scg) -> Option<Scg> {
-    if lat.leq(a, b) {
-        return Some(a.clone());
-    }
-    if lat.leq(b, a) {
-        return Some(b.clone());
-    }
-    match (a, b) {
-        (
-            Scg::Gen {
-                structure: s1,
-                families: f1,
-                binding: b1,
-            },
-            Scg::Gen {
-                structure: s2,
-                families: f2,
-                binding: b2,
-            },
-        ) if s1 == s2 && b1 == b2 => Some(Scg::new(s1.clone(), f1.union(f2).cloned(), b1.clone())),
-        _ => None,
-    }
-}
-
 /// [`HeapAbstraction::place_scg`]'s search: the per-function SCGs (`local` updated in
 /// the path's functions) under which the path is ruled out, or None.
 #[allow(clippy::too_many_arguments)]
@@ -480,7 +453,7 @@ fn localise(
     let mut cand = local.clone();
     for &f in &funcs {
         let cur = local.get(&f).unwrap_or(m);
-        cand.insert(f, scg_join(lat, cur, m2)?);
+        cand.insert(f, lat.join(cur, m2)?);
     }
     let join = abs.joins(s);
     let base = &abs.prec.shape;
@@ -773,7 +746,7 @@ impl HeapAbstraction {
                 let lat = self.lattice.as_ref();
                 let joined: BTreeMap<crate::cfa::FuncId, Scg> = local
                     .iter()
-                    .filter_map(|(f, c)| lat.and_then(|l| scg_join(l, c, &m2)).map(|j| (*f, j)))
+                    .filter_map(|(f, c)| lat.and_then(|l| l.join(c, &m2)).map(|j| (*f, j)))
                     .filter(|(_, j)| *j != m2)
                     .collect();
                 self.fn_scg.insert(s, joined);
@@ -1607,35 +1580,11 @@ mod tests {
 #[cfg(test)]
 mod abstract_tests {
     use super::*;
-    use crate::scg::{HoldingInvariant, RoleBinding};
+    use crate::scg::HoldingInvariant;
 
     fn library() -> Lattice {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scg-library");
         Lattice::new(crate::scg::Library::load_dir(&dir).expect("library loads"))
-    }
-
-    #[test]
-    fn scg_join_is_the_coarsest_common_refinement() {
-        let lat = library();
-        let b: RoleBinding = [("next", "n"), ("prev", "p")]
-            .iter()
-            .map(|(r, f)| (r.to_string(), f.to_string()))
-            .collect();
-        let a = Scg::new("dll", ["cancel"], b.clone());
-        let c = Scg::new("dll", ["share"], b.clone());
-        let j = scg_join(&lat, &a, &c).expect("same structure and binding");
-        assert_eq!(j, Scg::new("dll", ["cancel", "share"], b.clone()));
-        assert_eq!(scg_join(&lat, &c, &a), Some(j.clone()));
-        assert!(lat.leq(&j, &a) && lat.leq(&j, &c));
-        // ordered: the finer one; m0 is the unit
-        assert_eq!(scg_join(&lat, &j, &a), Some(j.clone()));
-        assert_eq!(scg_join(&lat, &Scg::m0(), &a), Some(a.clone()));
-        // another binding of the same structure: no join in the lattice
-        let b2: RoleBinding = [("next", "p"), ("prev", "n")]
-            .iter()
-            .map(|(r, f)| (r.to_string(), f.to_string()))
-            .collect();
-        assert_eq!(scg_join(&lat, &a, &Scg::new("dll", ["share"], b2)), None);
     }
 
     #[test]

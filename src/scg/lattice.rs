@@ -218,6 +218,34 @@ impl Lattice {
             }
         }
     }
+    /// The least upper bound in refinement of `a` and `b` (the coarsest SCG finer than
+    /// both): one of them if they are ordered, the union of the families for equal
+    /// structure and binding, else none.
+    pub fn join(&self, a: &Scg, b: &Scg) -> Option<Scg> {
+        if self.leq(a, b) {
+            return Some(a.clone());
+        }
+        if self.leq(b, a) {
+            return Some(b.clone());
+        }
+        match (a, b) {
+            (
+                Scg::Gen {
+                    structure: s1,
+                    families: f1,
+                    binding: b1,
+                },
+                Scg::Gen {
+                    structure: s2,
+                    families: f2,
+                    binding: b2,
+                },
+            ) if s1 == s2 && b1 == b2 => {
+                Some(Scg::new(s1.clone(), f1.union(f2).cloned(), b1.clone()))
+            }
+            _ => None,
+        }
+    }
     /// `m ⊏ m2`: strictly finer.
     pub fn lt(&self, m: &Scg, m2: &Scg) -> bool {
         m != m2 && self.leq(m, m2)
@@ -436,6 +464,30 @@ mod tests {
         assert_eq!(added, universe.len() - 8);
         assert!(e.get("node").unwrap().contains(&cur));
         assert!(l.coarsest(&e.to_vec("node")).len() >= 2);
+    }
+
+    #[test]
+    fn lattice_join_is_the_coarsest_common_refinement() {
+        let lat = lat();
+        let b: RoleBinding = [("next", "n"), ("prev", "p")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        let a = Scg::new("dll", ["cancel"], b.clone());
+        let c = Scg::new("dll", ["share"], b.clone());
+        let j = lat.join(&a, &c).expect("same structure and binding");
+        assert_eq!(j, Scg::new("dll", ["cancel", "share"], b.clone()));
+        assert_eq!(lat.join(&c, &a), Some(j.clone()));
+        assert!(lat.leq(&j, &a) && lat.leq(&j, &c));
+        // ordered: the finer one; m0 is the unit
+        assert_eq!(lat.join(&j, &a), Some(j.clone()));
+        assert_eq!(lat.join(&Scg::m0(), &a), Some(a.clone()));
+        // another binding of the same structure: no join in the lattice
+        let b2: RoleBinding = [("next", "p"), ("prev", "n")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        assert_eq!(lat.join(&a, &Scg::new("dll", ["share"], b2)), None);
     }
 
     #[test]
