@@ -81,6 +81,9 @@ pub struct HeapOptions {
     /// FineTune results go only to the functions of the error path that need them
     /// (per-function classes, see [`HeapAbstraction::fn_scg`]); default: everywhere.
     pub local_scg: bool,
+    /// Shape classes get the per-cell `un[f]` predicates
+    /// ([`crate::shape::with_uninit_preds`]); default: per-variable `uninit` flags.
+    pub per_cell_uninit: bool,
 }
 
 /// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
@@ -374,7 +377,8 @@ impl PathReplay {
 
 /// The shape precision `base` with type `s` at SCG `m` everywhere except in the
 /// functions of `local`, whose locations get their own SCG (all with tracking
-/// definition `d` and the partial join flag `join`).
+/// definition `d`, the partial join flag `join` and, with `uninit`, the `un[f]`
+/// predicates).
 #[allow(clippy::too_many_arguments)]
 fn shape_prec_for(
     prog: &Program,
@@ -385,10 +389,14 @@ fn shape_prec_for(
     local: &BTreeMap<crate::cfa::FuncId, Scg>,
     d: &TrackingDef,
     join: bool,
+    uninit: bool,
 ) -> ShapePrec {
     let class = |m: &Scg| {
         let mut c = class_for(prog, s, lat, m, d);
         c.partial_join = join;
+        if uninit {
+            c = crate::shape::with_uninit_preds(c);
+        }
         c
     };
     let mut p = base.clone();
@@ -456,10 +464,14 @@ fn localise(
         cand.insert(f, lat.join(cur, m2)?);
     }
     let join = abs.joins(s);
+    let uninit = abs.options.per_cell_uninit;
     let base = &abs.prec.shape;
     let replay = abs.path_replay(prog, input);
     let rules_out = |c: &BTreeMap<crate::cfa::FuncId, Scg>| {
-        replay.rules_out_with(prog, &shape_prec_for(prog, lat, base, s, m, c, d, join))
+        replay.rules_out_with(
+            prog,
+            &shape_prec_for(prog, lat, base, s, m, c, d, join, uninit),
+        )
     };
     if !rules_out(&cand) {
         return None;
@@ -692,6 +704,7 @@ impl HeapAbstraction {
             &local,
             &d,
             self.joins(s),
+            self.options.per_cell_uninit,
         );
         let changed = self.prec.shape != p;
         self.prec.shape = p;
@@ -917,6 +930,7 @@ impl HeapAbstraction {
         let mut calls = 0usize;
         let deadline = self.deadline.get();
         let join = self.joins(s);
+        let uninit = self.options.per_cell_uninit;
         let mut oracle = |cand: &Scg| -> bool {
             // past the deadline nothing is asked: "does not rule out" is the answer
             // that never makes FineTune pick a class (the run ends at the next build)
@@ -926,6 +940,9 @@ impl HeapAbstraction {
             calls += 1;
             let mut c = class_for(prog, s, lat, cand, d);
             c.partial_join = join;
+            if uninit {
+                c = crate::shape::with_uninit_preds(c);
+            }
             replay.rules_out(prog, &base, s, c)
         };
         let name = struct_name(prog, s);

@@ -5,7 +5,7 @@ use super::ops::parse_assertion_pub as parse_assertion;
 use super::{tracked_fields, tracked_vars, ShapeComp, ShapeState};
 use crate::cfa::{Program, StructId};
 use crate::explicit::{Addr, ExplicitState, Value};
-use crate::tvla::{Kleene, ShapeClass, ShapeRegion, Structure};
+use crate::tvla::{Kleene, PredSym, ShapeClass, ShapeRegion, Structure};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The shape component that abstracts the explicit heap `h` for struct type `strukt`
@@ -82,9 +82,20 @@ pub fn heap_to_shape(
             wild_fields.insert(f.clone());
             continue;
         };
+        // an unknown field value (uninitialised after malloc) is per cell when the
+        // class has `un[f]`: no f-edge, `un[f]` = 1 (a read gives an unknown value)
+        let un = match voc.lookup(&PredSym::with("un", &[f.as_str()])) {
+            Some((1, i)) => Some(i),
+            _ => None,
+        };
         for (a, (_, cell)) in cells.iter().enumerate() {
             let v = cell.fields.get(fi).copied().unwrap_or(Value::Top);
             match v {
+                Value::Top if un.is_some() => {
+                    if let Some(i) = un {
+                        s.set1(i, a, Kleene::True);
+                    }
+                }
                 Value::Top => {
                     for b in 0..n {
                         s.set2(pf, a, b, Kleene::Half);

@@ -27,7 +27,12 @@
 //!   (represented like NULL or by `1/2`);
 //! - `(x, f)` in `uninit`: the field `f` of the cell `x` points to may still be
 //!   uninitialised (`malloc`): represented as NULL, but a load of it gives an unknown
-//!   value.
+//!   value; when `x` gets another value, `f` goes into `wild_fields`;
+//! - in a class with `un[f]` ([`with_uninit_preds`], `verify --per-cell-uninit`), a cell
+//!   with `un[f]` ≠ 0 may hold an unknown value in `f` (uninitialised after `malloc`, or
+//!   pointing to a cell since freed) instead: represented without an f-edge, a load of
+//!   it gives an unknown value; `malloc` sets it, a store clears it, `free` sets it on the
+//!   cells whose field may point to the freed cell (nothing goes wild globally).
 //!
 //! Consequences (all sound): a read through a wild or untracked pointer gives an
 //! unknown, wild value; a write through one may hit any node (join); an `assume` on a
@@ -155,6 +160,25 @@ pub fn class_for(
         d.assertions().iter().cloned().collect::<Vec<_>>(),
     );
     lattice.generate(scg, &d2)
+}
+
+/// `class` with a core abstraction predicate `un[f]` ("field f of this cell may be
+/// uninitialised or dangling") for each tracked field `f` (see the module
+/// documentation); idempotent.
+pub fn with_uninit_preds(mut class: ShapeClass) -> ShapeClass {
+    for f in tracked_fields(&class) {
+        let sym = PredSym::with("un", &[f.as_str()]);
+        if class.core.iter().any(|p| p.sym == sym) {
+            continue;
+        }
+        class.core.push(crate::tvla::class::PredDef {
+            sym: sym.clone(),
+            arity: 1,
+            def: None,
+        });
+        class.abs.insert(sym);
+    }
+    class
 }
 
 /// Names of all variables of type `struct strukt *` (a convenient tracking set).

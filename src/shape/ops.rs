@@ -76,6 +76,31 @@ fn field_tracked(c: &ShapeComp, f: &str) -> bool {
         .any(|p| p.arity == 2 && p.def.is_none() && p.sym.name == f)
 }
 
+/// The per-cell "may be uninitialised" predicate of field `f` (see
+/// [`super::with_uninit_preds`]), if the class has it.
+fn un_pred(c: &ShapeComp, f: &str) -> Option<PredSym> {
+    let sym = PredSym::with("un", &[f]);
+    c.region
+        .class
+        .core
+        .iter()
+        .any(|p| p.arity == 1 && p.sym == sym)
+        .then_some(sym)
+}
+
+/// True if field `f` of a cell `x` may point to may be uninitialised (per cell, by
+/// `un[f]`; classes without it use [`ShapeComp::uninit`]).
+fn may_be_uninit(c: &ShapeComp, x: &str, f: &str) -> bool {
+    let Some(un) = un_pred(c, f) else {
+        return false;
+    };
+    let px = PredSym::with("pt", &[x]);
+    c.region.structures().any(|st| {
+        (0..st.len())
+            .any(|u| st.value(&px, &[u]) != Kleene::False && st.value(&un, &[u]) != Kleene::False)
+    })
+}
+
 /// Tracked and not wild: its points-to predicate is exact.
 fn exact(c: &ShapeComp, x: &str) -> bool {
     is_tracked(c, x) && !c.wild_vars.contains(x)
@@ -439,6 +464,7 @@ fn load(prog: &Program, s: &mut ShapeState, dst: VarId, ptr: VarId, field: Field
         }
         if here && target == Some(*k) && exact(c, &y) && field_tracked(c, &fname) {
             let wild = c.wild_fields.contains(&fname)
+                || may_be_uninit(c, &y, &fname)
                 || c.uninit
                     .iter()
                     .any(|(v, f)| *f == fname && may_alias(c, v, &y));
@@ -532,6 +558,17 @@ fn store(
                 c.wild_fields.insert(fname.clone());
             }
         }
+        if let Some(un) = un_pred(c, &fname) {
+            let xx = if exact(c, &x) { x.as_str() } else { UNKNOWN };
+            run(
+                c,
+                &PtrOp::SetUnary {
+                    x: xx.into(),
+                    pred: un,
+                    value: Kleene::False,
+                },
+            );
+        }
     }
     c.uninit.remove(&(x.clone(), fname.clone()));
     set_fields(c, &x, &fname, ival);
@@ -607,7 +644,19 @@ fn alloc(prog: &Program, s: &mut ShapeState, dst: VarId, pointee: &Ty, kind: All
             }
         } else {
             for f in tracked_fields(&c.region.class) {
-                c.uninit.insert((x.clone(), f));
+                match un_pred(c, &f) {
+                    Some(un) => run(
+                        c,
+                        &PtrOp::SetUnary {
+                            x: x.clone(),
+                            pred: un,
+                            value: Kleene::True,
+                        },
+                    ),
+                    None => {
+                        c.uninit.insert((x.clone(), f));
+                    }
+                }
             }
         }
         if may_fail {
@@ -640,7 +689,38 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
         // pointers to the freed cell dangle (represented like NULL): wild
         let px = PredSym::with("pt", &[x.as_str()]);
         let vars = tracked_vars(&c.region.class);
-        let fields = tracked_fields(&c.region.class);
+        let mut fields = tracked_fields(&c.region.class);
+        // fields with a per-cell "unknown" predicate: the cells whose field may point to
+        // the freed cell get `un[f]` instead of the field going wild everywhere
+        let per_cell: Vec<(PredSym, PredSym)> = fields
+            .iter()
+            .filter_map(|f| un_pred(c, f).map(|u| (PredSym::plain(f.clone()), u)))
+            .collect();
+        if !per_cell.is_empty() {
+            let class = c.region.class.clone();
+            let mut out = ShapeRegion::empty(class);
+            for st in c.region.structures() {
+                let mut t = st.clone();
+                for v in 0..st.len() {
+                    let p = st.value(&px, &[v]);
+                    if p == Kleene::False {
+                        continue;
+                    }
+                    for (fs, un) in &per_cell {
+                        let Some((1, ui)) = st.vocab().lookup(un) else {
+                            continue;
+                        };
+                        for u in 0..st.len() {
+                            let e = st.value(fs, &[u, v]).and(p);
+                            t.set1(ui, u, t.get1(ui, u).or(e));
+                        }
+                    }
+                }
+                out.insert(t.blur());
+            }
+            c.region = out;
+            fields.retain(|f| !per_cell.iter().any(|(fs, _)| fs.name == *f));
+        }
         let mut wild_v = BTreeSet::new();
         let mut wild_f = BTreeSet::new();
         for st in c.region.structures() {
@@ -921,6 +1001,19 @@ pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
     // a variable that is no longer tracked may hold an uninitialised field's cell
     for (v, f) in &c.uninit {
         if !keep_v.contains(v) && keep_f.contains(f) {
+            wild_fields.insert(f.clone());
+        }
+    }
+    // per-cell uninitialised fields the new class cannot express: wild
+    let new_core: BTreeSet<&PredSym> = class.core.iter().map(|p| &p.sym).collect();
+    for f in &keep_f {
+        let un = PredSym::with("un", &[f.as_str()]);
+        if old_core.contains(&un)
+            && !new_core.contains(&un)
+            && c.region
+                .structures()
+                .any(|st| (0..st.len()).any(|u| st.value(&un, &[u]) != Kleene::False))
+        {
             wild_fields.insert(f.clone());
         }
     }

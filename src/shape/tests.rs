@@ -109,6 +109,41 @@ fn top_values_become_half_and_wild() {
 }
 
 #[test]
+fn top_fields_are_unknown_per_cell_with_un_predicates() {
+    let prog = heap_prog(&["succ", "pred"], 2, 0);
+    let t = Value::Top;
+    // x0 -> 1 -> 2, 2.succ is ⊤ (uninitialised)
+    let h = heap(
+        &prog,
+        &[(0, pv(1))],
+        &[
+            (1, vec![Value::Int(0), pv(2), pv(0)]),
+            (2, vec![t, t, pv(1)]),
+        ],
+    );
+    let class = super::with_uninit_preds(dll_class(&prog, &["cancel"], &[]));
+    assert_eq!(super::with_uninit_preds(class.clone()), class, "idempotent");
+    let comp = heap_to_shape(&prog, &h, 0, &class);
+    let s = comp
+        .region
+        .structures()
+        .next()
+        .unwrap_or_else(|| unreachable!());
+    assert!(comp.wild_fields.is_empty(), "{:?}", comp.wild_fields);
+    let x0 = PredSym::with("pt", &["x0"]);
+    let n1 = (0..2)
+        .find(|u| unary(s, &x0, *u) == Kleene::True)
+        .unwrap_or(9);
+    assert!(n1 < 2, "{s}");
+    let n2 = 1 - n1;
+    let un = PredSym::with("un", &["succ"]);
+    assert_eq!(unary(s, &un, n2), Kleene::True);
+    assert_eq!(unary(s, &un, n1), Kleene::False);
+    assert_eq!(s.value(&PredSym::plain("succ"), &[n2, n1]), Kleene::False);
+    assert_eq!(unary(s, &PredSym::with("un", &["pred"]), n2), Kleene::False);
+}
+
+#[test]
 fn dangling_and_foreign_pointers_are_wild() {
     let prog = heap_prog(&["succ", "pred"], 2, 0);
     // x0 points to a freed cell (7), x1 into the middle of cell 1; 1.succ dangles

@@ -67,6 +67,13 @@ pub enum PtrOp {
         assertion: String,
         value: Kleene,
     },
+    /// after which the core unary predicate `pred` has `value` on x's cell (e.g.
+    /// `un[f]`: the field `f` of the cell is uninitialised); other cells keep theirs
+    SetUnary {
+        x: String,
+        pred: PredSym,
+        value: Kleene,
+    },
     /// `assume(assertion)` (or its negation) about `*x`
     AssumeField {
         x: String,
@@ -460,25 +467,10 @@ fn run_op(
             assertion,
             value,
         } => {
-            let px = voc.pt(x);
-            let ss = deref(ss, x, px, errors);
             let fsym = PredSym::with("fd", &[assertion.as_str()]);
-            let Some((1, pfd)) = voc.lookup(&fsym) else {
-                return ss;
-            };
-            ss.into_iter()
-                .filter_map(|t| {
-                    let mut post = t.clone();
-                    for v in 0..t.len() {
-                        // x untracked: any node may be x's target
-                        let p = px.map_or(Kleene::Half, |px| t.get1(px, v));
-                        let k = p.and(*value).or(p.negate().and(t.get1(pfd, v)));
-                        post.set1(pfd, v, k);
-                    }
-                    update(&t, post, &Change::with(fsym.clone(), Dir::Both))
-                })
-                .collect()
+            set_unary(ss, voc, x, fsym, *value, errors)
         }
+        PtrOp::SetUnary { x, pred, value } => set_unary(ss, voc, x, pred.clone(), *value, errors),
         PtrOp::AssumeField {
             x,
             assertion,
@@ -667,6 +659,36 @@ fn meet(a: Kleene, b: Kleene) -> Option<Kleene> {
 
 /// Updates the instrumentation predicates of `post` (core predicates already updated
 /// from `pre` as described by `ch`), then coerces.
+/// `SetField` / `SetUnary`: after a dereference of `x`, the unary predicate `sym` is
+/// `value` on x's node (joined with its old value where x only may point; on every
+/// node when x is untracked). No-op on structures without `sym`.
+fn set_unary(
+    ss: Vec<Structure>,
+    voc: &Vocab,
+    x: &str,
+    sym: PredSym,
+    value: Kleene,
+    errors: &mut BTreeSet<AbstractError>,
+) -> Vec<Structure> {
+    let px = voc.pt(x);
+    let ss = deref(ss, x, px, errors);
+    let Some((1, pi)) = voc.lookup(&sym) else {
+        return ss;
+    };
+    ss.into_iter()
+        .filter_map(|t| {
+            let mut post = t.clone();
+            for v in 0..t.len() {
+                // x untracked: any node may be x's target
+                let p = px.map_or(Kleene::Half, |px| t.get1(px, v));
+                let k = p.and(value).or(p.negate().and(t.get1(pi, v)));
+                post.set1(pi, v, k);
+            }
+            update(&t, post, &Change::with(sym.clone(), Dir::Both))
+        })
+        .collect()
+}
+
 fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
     let voc = pre.vocab().clone();
     let mut cur = post;
