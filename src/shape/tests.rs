@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::explicit::testutil::{fig1b, heap, heap_prog, pv};
-use crate::explicit::Value;
+use crate::explicit::{ExplicitState, Value};
 use crate::tvla::Kleene;
 
 fn dll_class(prog: &Program, families: &[&str], assertions: &[&str]) -> ShapeClass {
@@ -66,11 +66,10 @@ fn fig1b_heap_to_shape_has_one_summary_node_and_cancellation() {
     );
 }
 
-#[test]
-fn top_values_become_half_and_wild() {
+/// x0 -> 1 -> 2 over fields (data, succ, pred); cell 2's data and succ are ⊤, x1 is ⊤.
+fn heap_with_top_fields() -> (Program, ExplicitState) {
     let prog = heap_prog(&["succ", "pred"], 2, 0);
     let t = Value::Top;
-    // x0 -> 1 -> 2 (2.succ is ⊤), x1 = ⊤, data of 1 is 0
     let h = heap(
         &prog,
         &[(0, pv(1))],
@@ -79,6 +78,13 @@ fn top_values_become_half_and_wild() {
             (2, vec![t, t, pv(1)]),
         ],
     );
+    (prog, h)
+}
+
+#[test]
+fn top_values_become_half_and_wild() {
+    // x0 -> 1 -> 2 (2.succ is ⊤), x1 = ⊤, data of 1 is 0
+    let (prog, h) = heap_with_top_fields();
     let class = dll_class(&prog, &["cancel"], &["data == 0"]);
     let comp = heap_to_shape(&prog, &h, 0, &class);
     let s = comp
@@ -110,17 +116,8 @@ fn top_values_become_half_and_wild() {
 
 #[test]
 fn top_fields_are_unknown_per_cell_with_un_predicates() {
-    let prog = heap_prog(&["succ", "pred"], 2, 0);
-    let t = Value::Top;
     // x0 -> 1 -> 2, 2.succ is ⊤ (uninitialised)
-    let h = heap(
-        &prog,
-        &[(0, pv(1))],
-        &[
-            (1, vec![Value::Int(0), pv(2), pv(0)]),
-            (2, vec![t, t, pv(1)]),
-        ],
-    );
+    let (prog, h) = heap_with_top_fields();
     let class = super::with_uninit_preds(dll_class(&prog, &["cancel"], &[]));
     assert_eq!(super::with_uninit_preds(class.clone()), class, "idempotent");
     let comp = heap_to_shape(&prog, &h, 0, &class);
