@@ -81,27 +81,36 @@ fn heap_with_top_fields() -> (Program, ExplicitState) {
     (prog, h)
 }
 
+/// The one structure of a component built from one explicit heap.
+fn only_structure(comp: &ShapeComp) -> &Structure {
+    comp.region
+        .structures()
+        .next()
+        .unwrap_or_else(|| unreachable!())
+}
+
+/// The nodes of cells 1 (x0's) and 2 in a structure of [`heap_with_top_fields`].
+fn cells_1_and_2(s: &Structure) -> (usize, usize) {
+    let x0 = PredSym::with("pt", &["x0"]);
+    let n1 = (0..2)
+        .find(|u| unary(s, &x0, *u) == Kleene::True)
+        .unwrap_or(9);
+    assert!(n1 < 2, "{s}");
+    (n1, 1 - n1)
+}
+
 #[test]
 fn top_values_become_half_and_wild() {
     // x0 -> 1 -> 2 (2.succ is ⊤), x1 = ⊤, data of 1 is 0
     let (prog, h) = heap_with_top_fields();
     let class = dll_class(&prog, &["cancel"], &["data == 0"]);
     let comp = heap_to_shape(&prog, &h, 0, &class);
-    let s = comp
-        .region
-        .structures()
-        .next()
-        .unwrap_or_else(|| unreachable!());
+    let s = only_structure(&comp);
     assert_eq!(s.len(), 2);
     assert!(comp.wild_vars.contains("x1"), "{:?}", comp.wild_vars);
     assert!(comp.wild_fields.contains("succ"));
     assert!(!comp.wild_fields.contains("pred"));
-    let x0 = PredSym::with("pt", &["x0"]);
-    let n1 = (0..2)
-        .find(|u| unary(s, &x0, *u) == Kleene::True)
-        .unwrap_or(9);
-    assert!(n1 < 2, "{s}");
-    let n2 = 1 - n1;
+    let (n1, n2) = cells_1_and_2(s);
     assert_eq!(unary(s, &PredSym::with("pt", &["x1"]), n1), Kleene::Half);
     assert_eq!(
         unary(s, &PredSym::with("fd", &["data == 0"]), n1),
@@ -121,18 +130,9 @@ fn top_fields_are_unknown_per_cell_with_un_predicates() {
     let class = super::with_uninit_preds(dll_class(&prog, &["cancel"], &[]));
     assert_eq!(super::with_uninit_preds(class.clone()), class, "idempotent");
     let comp = heap_to_shape(&prog, &h, 0, &class);
-    let s = comp
-        .region
-        .structures()
-        .next()
-        .unwrap_or_else(|| unreachable!());
+    let s = only_structure(&comp);
     assert!(comp.wild_fields.is_empty(), "{:?}", comp.wild_fields);
-    let x0 = PredSym::with("pt", &["x0"]);
-    let n1 = (0..2)
-        .find(|u| unary(s, &x0, *u) == Kleene::True)
-        .unwrap_or(9);
-    assert!(n1 < 2, "{s}");
-    let n2 = 1 - n1;
+    let (n1, n2) = cells_1_and_2(s);
     let un = PredSym::with("un", &["succ"]);
     assert_eq!(unary(s, &un, n2), Kleene::True);
     assert_eq!(unary(s, &un, n1), Kleene::False);
