@@ -53,7 +53,18 @@ pub struct BenchArgs {
     /// the time ratio per task (the paper's Table 1).
     #[arg(long)]
     pub table1: bool,
+    /// One more argument for every `verify` run, after the SV-COMP conventions
+    /// (`--malloc-never-fails`); repeat
+    /// it for several, e.g. `--verify-arg=--per-cell-uninit`.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub verify_arg: Vec<String>,
 }
+
+/// The `verify` options every task runs with: SV-COMP's conventions. Its rules assume
+/// that `malloc` never returns NULL (the expected verdicts rely on it: forester-heap
+/// sll-01-1 is memory-safe with unchecked allocations), while `verify` by default lets
+/// an allocation fail.
+pub const SVCOMP_VERIFY_ARGS: &[&str] = &["--malloc-never-fails"];
 
 /// One line of `--table1`: the same task with maximal SCGs and with refinement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,7 +147,11 @@ fn run_inner(args: &BenchArgs) -> Result<i32, String> {
         exe,
         timeout: Duration::from_secs_f64(args.timeout),
         memory_limit_mb: args.memory_limit,
-        extra_args: Vec::new(),
+        extra_args: SVCOMP_VERIFY_ARGS
+            .iter()
+            .map(|a| a.to_string())
+            .chain(args.verify_arg.iter().cloned())
+            .collect(),
     };
     tracing::info!(tasks = tasks.len(), jobs, "running scoreboard");
     if args.table1 {
@@ -191,7 +206,9 @@ fn table_one(
 ) -> Result<i32, String> {
     let start = Instant::now();
     let mut maximal_cfg = cfg.clone();
-    maximal_cfg.extra_args = vec!["--scg".to_string(), "maximal".to_string()];
+    maximal_cfg
+        .extra_args
+        .extend(["--scg".to_string(), "maximal".to_string()]);
     let rows: Vec<TableOneRow> = run_parallel(tasks, info.jobs, |t| {
         let maximal = run_task(t, &maximal_cfg);
         let refine = run_task(t, cfg);
