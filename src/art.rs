@@ -63,6 +63,9 @@ pub struct BuildOptions {
     /// Stop with [`BuildOutcome::Limit`] when the resident set of the process exceeds
     /// this many MiB (checked every 256 expansions).
     pub memory_limit_mb: Option<u64>,
+    /// Target locations ([`Program::is_error`]) already known to be reachable: nodes
+    /// there are leaves like any other, not errors (the search goes on for the others).
+    pub reached: Vec<Node>,
 }
 
 impl Default for BuildOptions {
@@ -72,6 +75,7 @@ impl Default for BuildOptions {
             max_nodes: 1_000_000,
             deadline: None,
             memory_limit_mb: None,
+            reached: Vec::new(),
         }
     }
 }
@@ -244,7 +248,7 @@ pub fn build<C: Cpa>(
         if !node.alive || node.covered_by.is_some() || node.expanded {
             continue;
         }
-        if prog.is_error(node.loc) {
+        if prog.is_error(node.loc) && !opts.reached.contains(&node.loc) {
             return BuildOutcome::Error(n);
         }
         if art.nodes.len() >= opts.max_nodes {
@@ -283,7 +287,7 @@ pub fn build<C: Cpa>(
             for succ in cpa.post(prog, &state, step, to, prec) {
                 let succ = cpa.adjust(succ, to, prec);
                 let child = art.push(to, new_stack.clone(), succ, Some((n, step)));
-                if prog.is_error(to) {
+                if prog.is_error(to) && !opts.reached.contains(&to) {
                     return BuildOutcome::Error(child);
                 }
                 let coverer = art.by_loc[&(to, new_stack.clone())]

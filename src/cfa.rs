@@ -359,6 +359,11 @@ pub enum LocKind {
     FuncExit,
     /// An error location (no successors).
     Error,
+    /// The target of a NULL-dereference check ([`Program::add_null_deref_checks`]): the
+    /// dereference on the sibling edge would read or write through NULL, which is
+    /// undefined behaviour. A target like [`LocKind::Error`] (no successors), but
+    /// reaching it is not a `reach_error()` call.
+    NullDeref,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -455,9 +460,85 @@ impl Program {
             .map(|e| (e.id(), e.target(), e.weight()))
     }
 
-    /// True if `n` is an error location.
+    /// True if `n` is a location the analyses must prove unreachable: an error
+    /// location or the target of a NULL-dereference check.
     pub fn is_error(&self, n: Node) -> bool {
-        self.graph[n].kind == LocKind::Error
+        matches!(self.graph[n].kind, LocKind::Error | LocKind::NullDeref)
+    }
+
+    /// True if `n` is the target of a NULL-dereference check.
+    pub fn is_null_deref(&self, n: Node) -> bool {
+        self.graph[n].kind == LocKind::NullDeref
+    }
+
+    /// Makes NULL dereferences targets: beside every edge that dereferences a pointer
+    /// variable `p` (`Load`, `Store`, `FieldAddr`, `LoadIndirect`, `StoreIndirect`) it
+    /// adds an edge `assume(p == NULL)` to a new [`LocKind::NullDeref`] location of the
+    /// same function and source position. Reading or writing through NULL is
+    /// undefined behaviour, after which C allows anything, `reach_error()` included;
+    /// the analyses and the path encoding stop a path at an invalid access, so a SAFE
+    /// answer is only sound once these targets are proven unreachable too.
+    ///
+    /// Pointers that only ever hold a stack object (struct locals, address-taken
+    /// scalars) are not checked: they are never NULL. Only edges are appended (node and
+    /// edge indices of the program before stay valid), each check after its sibling, so
+    /// [`Program::next_steps`] and the interpreter try the access first. Returns the
+    /// number of checks added.
+    pub fn add_null_deref_checks(&mut self) -> usize {
+        let stack_only = self.stack_only_pointers();
+        let mut todo = Vec::new();
+        for e in self.graph.edge_indices() {
+            let ptr = match &self.graph[e].op {
+                Op::Load { ptr, .. }
+                | Op::Store { ptr, .. }
+                | Op::FieldAddr { ptr, .. }
+                | Op::LoadIndirect { ptr, .. }
+                | Op::StoreIndirect { ptr, .. } => *ptr,
+                _ => continue,
+            };
+            if !stack_only[ptr] {
+                let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
+                todo.push((from, ptr, self.graph[e].src));
+            }
+        }
+        for &(from, ptr, src) in &todo {
+            let func = self.graph[from].func;
+            let target = self.add_loc(func, src, LocKind::NullDeref);
+            let cond = Expr::bin(BinOp::Eq, Expr::Var(ptr), Expr::Null);
+            self.add_edge(from, target, Op::Assume { cond }, src);
+        }
+        todo.len()
+    }
+
+    /// Per variable: true if every operation that writes it is a stack allocation
+    /// (and there is one), so it never holds NULL. Parameters and return variables are
+    /// written by calls and never count.
+    fn stack_only_pointers(&self) -> Vec<bool> {
+        let mut stack = vec![false; self.vars.len()];
+        let mut other = vec![false; self.vars.len()];
+        for f in &self.functions {
+            for &v in f.params.iter().chain(f.ret.iter()) {
+                other[v] = true;
+            }
+        }
+        for e in self.graph.edge_weights() {
+            match &e.op {
+                Op::Alloc {
+                    dst,
+                    kind: AllocKind::Stack,
+                    ..
+                } => stack[*dst] = true,
+                Op::Assign { dst, .. }
+                | Op::Nondet { dst }
+                | Op::Load { dst, .. }
+                | Op::FieldAddr { dst, .. }
+                | Op::LoadIndirect { dst, .. }
+                | Op::Alloc { dst, .. } => other[*dst] = true,
+                Op::Call { ret: Some(r), .. } => other[*r] = true,
+                _ => {}
+            }
+        }
+        stack.iter().zip(&other).map(|(s, o)| *s && !*o).collect()
     }
 
     /// The function with the given name.

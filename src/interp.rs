@@ -623,6 +623,12 @@ impl<'a> Machine<'a> {
                     })
                 }
                 LocKind::Sink => return Ok(Outcome::Exit),
+                LocKind::NullDeref => {
+                    return Ok(Outcome::MemError {
+                        kind: MemErrorKind::NullDeref,
+                        src: loc.src,
+                    })
+                }
                 _ => {}
             }
             let edges: Vec<(EdgeId, Node)> = self
@@ -725,6 +731,11 @@ impl<'a> Machine<'a> {
         Ok(if loc.kind == LocKind::Error {
             Outcome::Error {
                 node: self.node.index(),
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::NullDeref {
+            Outcome::MemError {
+                kind: MemErrorKind::NullDeref,
                 src: loc.src,
             }
         } else {
@@ -835,7 +846,9 @@ pub fn run_inputs(prog: &Program, inputs: &Inputs, limits: &Limits) -> Run {
 
 /// Replays `path` from [`Program::entry`] with the choices in `inputs`. Ends with
 /// [`Outcome::Error`] iff every step executes as given and the path ends at an error
-/// location; otherwise says where it diverged (or the memory error it hit).
+/// location, with [`Outcome::MemError`] of kind [`MemErrorKind::NullDeref`] at the
+/// target of a NULL-dereference check ([`Program::add_null_deref_checks`]); otherwise
+/// says where it diverged (or the memory error it hit).
 pub fn replay_path(prog: &Program, path: &[Step], inputs: &Inputs, limits: &Limits) -> Run {
     let mut m = Machine::new(
         prog,

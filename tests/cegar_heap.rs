@@ -143,15 +143,18 @@ fn unbounded_list_needs_the_shape_domain() {
 }
 
 #[test]
-fn a_list_with_cells_off_a_second_field_needs_per_child_reachability() {
-    // recognised as a tree (next, inner); the proof needs `tree{spine}`: without it the
-    // cell just appended along `next` is summarised with the `inner` cells
+fn a_list_with_cells_off_a_second_field_keeps_the_appended_cell_non_null() {
+    // recognised as a tree (next, inner); once the temporary holding the cell just
+    // appended along `next` dies, that cell is summarised with the `inner` cells and
+    // `end = end->next` may look NULL. `nn[next]` on end's node (the `always` family
+    // nonnull, so `tree{}`) keeps it; before that family the proof needed the
+    // per-pointer `tree{spine}`
     assert_safe_with_certificate(&data("list_with_cells_safe.c"));
     assert_unsafe_with_replay(&data("list_with_cells_bug.c"));
     let rep = verify_file(&data("list_with_cells_safe.c"), &args(60.0)).unwrap();
     assert_eq!(rep.verdict, Verdict::Safe);
     let scg = final_scg(&rep, "struct cell");
-    assert!(scg.starts_with("tree{spine"), "{scg}");
+    assert!(scg.starts_with("tree{}"), "{scg}");
 }
 
 #[test]
@@ -164,6 +167,66 @@ fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
     // the strengthening belongs inside the store transfer: applied after liveness had
     // nulled the dead pointer it emptied the state (SAFE on this buggy program)
     assert_unsafe_with_replay(&data("tag_order_bug.c"));
+}
+
+#[test]
+fn a_null_dereference_on_the_way_to_the_error_is_never_safe() {
+    // the only route to reach_error() reads through NULL: the paths stopped there and
+    // the program came out SAFE; undefined behaviour allows reach_error()
+    let f = data("null_read_bug.c");
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
+    assert_eq!(code, 20, "{out}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("UNKNOWN: undefined behaviour is reachable"),
+        "{out}"
+    );
+    assert!(
+        first.contains("null_read_bug.c:24:10: NULL dereference of `main::c`"),
+        "{out}"
+    );
+    // with the check in place the same program is SAFE, and the certificate covers
+    // the NULL-dereference targets
+    assert_safe_with_certificate(&data("null_read_safe.c"));
+    // undefined behaviour found first does not hide a real error path
+    assert_unsafe_with_replay(&data("null_read_then_error_bug.c"));
+}
+
+#[test]
+fn a_certificate_that_ignores_null_dereferences_is_rejected() {
+    // a proof built without the NULL-dereference targets (the paths stop at the invalid
+    // read) is not a proof of the program check-certificate sees
+    use shapemc::cegar::heap::{HeapAbstraction, HeapOptions};
+    use shapemc::cegar::{model_check, CegarOptions};
+    let f = data("null_read_bug.c");
+    let unchecked = parse_file(&f, &FrontendOptions::default()).unwrap();
+    let lattice = shapemc::scg::Lattice::load(None).ok();
+    let mut abs = HeapAbstraction::new(
+        &unchecked,
+        shapemc::predabs::PredScope::Location,
+        10_000,
+        shapemc::cli::ScgMode::Refine,
+        lattice,
+        HeapOptions::default(),
+    );
+    let out = model_check(&unchecked, &mut abs, &CegarOptions::default());
+    assert_eq!(out.verdict, Verdict::Safe, "without the checks");
+    let cert = out.certificate.expect("SAFE comes with a certificate");
+    assert_eq!(check_heap_certificate(&unchecked, &cert), Ok(()));
+    let checked = shapemc::cegar::cli::load_for_verification(&f, false).unwrap();
+    let err = check_heap_certificate(&checked, &cert).expect_err("the NULL read is reachable");
+    assert!(err.contains("node"), "{err}");
+    // via the CLI
+    let d = tempfile::tempdir().unwrap();
+    let cf = d.path().join("unchecked.cert");
+    std::fs::write(&cf, serde_json::to_string(&cert).unwrap()).unwrap();
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        f.to_str().unwrap(),
+        cf.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("INVALID"), "{out}");
 }
 
 #[test]
@@ -248,7 +311,7 @@ fn corrupted_heap_certificates_are_rejected() {
     let rep = verify_file(&f, &args(60.0)).unwrap();
     assert_eq!(rep.verdict, Verdict::Safe);
     let cert = rep.heap_certificate.expect("SAFE comes with a certificate");
-    let prog = parse_file(&f, &FrontendOptions::default()).unwrap();
+    let prog = shapemc::cegar::cli::load_for_verification(&f, false).unwrap();
     assert_eq!(check_heap_certificate(&prog, &cert), Ok(()));
     // 1. cut the tree (drop the last node)
     let mut bad = cert.clone();
@@ -383,29 +446,104 @@ fn seeds_never_wrong() {
     run_suite("seeds", 120.0);
 }
 
+/// A copy of the SCG library without the `nonnull` families (for tests that need a
+/// proof to depend on a per-pointer family, as it did before `nonnull`).
+fn library_without_nonnull() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("scg-library");
+    for f in std::fs::read_dir(lib).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|x| x == "scg") {
+            let src = std::fs::read_to_string(&p).unwrap();
+            let mut out = Vec::new();
+            let mut skipping = false;
+            for line in src.lines() {
+                if line.starts_with("  # nn[") {
+                    skipping = true;
+                }
+                if !skipping {
+                    out.push(line);
+                }
+                if skipping && line == "  }" {
+                    skipping = false;
+                }
+            }
+            let text = out.join("\n");
+            assert!(!text.contains("nonnull"), "{}", p.display());
+            std::fs::write(d.path().join(p.file_name().unwrap()), text).unwrap();
+        }
+    }
+    d
+}
+
 #[test]
 fn per_function_scgs_keep_certificates_checkable() {
     // `--local-scg`: FineTune's finer SCG goes only to the functions of the error path
     // that need it; the certificate carries them as per-location classes and the
-    // checker recomputes every successor with them
-    let file = data("list_with_cells_safe.c");
-    assert_safe_with_certificate_using(&file, &["--local-scg"]);
-    assert_unsafe_with_replay_using(&data("list_with_cells_bug.c"), &["--local-scg"]);
-    let rep = verify_file(
-        &file,
-        &VerifyArgs {
-            local_scg: true,
-            ..args(60.0)
-        },
-    )
-    .unwrap();
-    assert_eq!(rep.verdict, Verdict::Safe);
-    let scg = final_scg(&rep, "struct cell");
+    // checker recomputes every successor with them. Without `nonnull` the proof of
+    // list_with_cells needs the per-pointer `spine`, which this places per function.
+    let lib = library_without_nonnull();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
+            .args(args)
+            .env("SHAPEMC_SCG_LIBRARY", lib.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code().unwrap_or(-1), text)
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (cert, stats, cex) = (
+        d.path().join("c.cert"),
+        d.path().join("s.json"),
+        d.path().join("c.cex"),
+    );
+    let safe = data("list_with_cells_safe.c");
+    let (code, out) = run(&[
+        "verify",
+        safe.to_str().unwrap(),
+        "--local-scg",
+        "--timeout",
+        "60",
+        "--certificate",
+        cert.to_str().unwrap(),
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.lines().next()), (0, Some("SAFE")), "{out}");
+    let (code, out) = run(&[
+        "check-certificate",
+        safe.to_str().unwrap(),
+        cert.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.trim()), (0, "VALID"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let scg = v["final_scg"]["struct cell"].as_str().unwrap_or_default();
     // coarse where the path did not need `spine`, finer in `main`
+    let (global, in_main) = scg.split_once("; in main: ").unwrap_or((scg, ""));
     assert!(
-        scg.starts_with("tree{}") && scg.contains("; in main: tree{spine}"),
+        global.starts_with("tree{") && !global.contains("spine") && in_main.contains("spine"),
         "{scg}"
     );
+    let bug = data("list_with_cells_bug.c");
+    let (code, out) = run(&[
+        "verify",
+        bug.to_str().unwrap(),
+        "--local-scg",
+        "--timeout",
+        "60",
+        "--cex",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.lines().next()), (10, Some("UNSAFE")), "{out}");
+    let (code, out) = run(&[
+        "simulate",
+        bug.to_str().unwrap(),
+        "--replay",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 10, "{out}");
 }
 
 #[test]

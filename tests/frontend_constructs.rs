@@ -709,3 +709,46 @@ fn allocation_type_flows_through_conditional() {
         .collect();
     assert_eq!(pointees, vec!["struct item", "struct item"]);
 }
+
+#[test]
+fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
+    let src = "struct s { int a; struct s *n; };
+        int main(void) {
+          struct s local;
+          struct s *p = &local;
+          local.a = 1;            /* through the stack object: never NULL, no check */
+          p->a = 2;               /* store through p */
+          int x = p->n->a;        /* two loads */
+          int *q = &p->a;         /* the address of a field dereferences p */
+          *q = x;                 /* store through q */
+          return 0;
+        }";
+    let mut p = lower(src);
+    let (nodes, edges) = (p.graph.node_count(), p.graph.edge_count());
+    let before: Vec<_> = p.graph.edge_weights().cloned().collect();
+    assert_eq!(p.add_null_deref_checks(), 5);
+    // only appended: every old index names what it named before
+    assert_eq!(p.graph.edge_count(), edges + 5);
+    assert_eq!(p.graph.node_count(), nodes + 5);
+    assert!(before
+        .iter()
+        .zip(p.graph.edge_weights())
+        .all(|(a, b)| a == b));
+    let mut checks = Vec::new();
+    for e in p.graph.edge_indices().skip(edges) {
+        let (from, to) = p.graph.edge_endpoints(e).unwrap();
+        assert_eq!(p.graph[to].kind, LocKind::NullDeref);
+        assert!(p.is_error(to) && p.is_null_deref(to));
+        assert_eq!(p.successors(to).count(), 0);
+        // the check leaves the location of its access, after it
+        let sibling = p
+            .successors(from)
+            .map(|(id, _, _)| id)
+            .min()
+            .expect("the access edge");
+        assert!(sibling < e);
+        checks.push(format!("{} {}", p.graph[e].src, p.op_str(&p.graph[e].op)));
+    }
+    assert!(checks.iter().all(|c| c.contains("== NULL")), "{checks:?}");
+    assert!(!checks.iter().any(|c| c.contains("local")), "{checks:?}");
+}

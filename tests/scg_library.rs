@@ -164,6 +164,9 @@ structure common-head {
   family share {
     pred is[next](v) := E a. E b. next(a, v) & next(b, v) & !(a == b);
   }
+  always family nonnull {
+    nonabs pred nn[next](v) := E w. next(v, w);
+  }
   # sh(v): v and its successor point to the same head.
   family same_head {
     pred sh[next, head](v) := E h. head(v, h) & (A w. next(v, w) -> head(w, h));
@@ -369,4 +372,41 @@ fn closed_stdout_pipe_is_not_a_panic() {
         .expect("sh runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+#[test]
+fn always_nonabs_predicates_are_in_every_scg_but_never_abstraction() {
+    // `nn[f]` sharpens the node a pointer points to without splitting summary nodes
+    let lat = default_lattice();
+    let d = TrackingDef::new(["p"], ["p"], Vec::<&str>::new());
+    let holding = [HoldingInvariant::new("binary_tree", &["l", "r"])];
+    // `always family nonnull`: already in the coarsest tree SCG, and never chosen
+    let tree = lat
+        .enabled(&holding)
+        .into_iter()
+        .find(|m| m.structure() == Some("tree") && m.families().count() == 0)
+        .expect("tree{}");
+    let c = lat.generate(&tree, &d);
+    assert!(lat
+        .enabled(&holding)
+        .iter()
+        .all(|m| m.families().all(|f| f != "nonnull")));
+    let nn: Vec<_> = c.instr.iter().filter(|p| p.sym.name == "nn").collect();
+    assert_eq!(nn.len(), 2, "{c:?}");
+    assert!(nn.iter().all(|p| p.arity == 1 && !c.abs.contains(&p.sym)));
+    assert!(
+        c.abs.iter().any(|s| s.name == "pt"),
+        "pointers still separate"
+    );
+    // the printer keeps the keyword, the parser reads it back
+    let src = "structure s { roles n; requires acyclic_list(n);
+        always family f { nonabs pred nn[n](v) := E w. n(v, w); } }";
+    let parsed = parse_dsl(src).unwrap();
+    assert!(parsed[0].families[0].always && parsed[0].families[0].preds[0].nonabs);
+    assert_eq!(parse_dsl(&parsed[0].to_string()).unwrap(), parsed);
+    // unary only
+    let bad = "structure s { roles n; requires acyclic_list(n);
+        family f { nonabs pred m[n](v1, v2) := n(v1, v2); } }";
+    let err = parse_dsl(bad).unwrap_err().to_string();
+    assert!(err.contains("`nonabs` is for unary predicates"), "{err}");
 }

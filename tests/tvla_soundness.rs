@@ -27,9 +27,11 @@ fn fields(k: Kind) -> &'static [&'static str] {
 }
 
 /// Shape classes per kind; `variant` 1 keeps only `pt[x]` abstract (exercises focus on
-/// non-abstraction pointers), variant 2 has no instrumentation at all.
+/// non-abstraction pointers), variant 2 has no instrumentation at all. Every class with
+/// instrumentation has `nn[f]` for each field as a non-abstraction predicate (the
+/// library's `always family nonnull`).
 fn class(k: Kind, variant: u8) -> ShapeClass {
-    let instr = match (k, variant) {
+    let mut instr = match (k, variant) {
         (_, 2) => vec![],
         (Kind::List, _) => vec![
             fam::reach("x", &["next"]),
@@ -58,7 +60,11 @@ fn class(k: Kind, variant: u8) -> ShapeClass {
             fam::shared(&["left", "right"]),
         ],
     };
+    if variant != 2 {
+        instr.extend(fields(k).iter().map(|f| fam::nonnull(f)));
+    }
     let mut c = fam::simple_class(&VARS, fields(k), instr);
+    c.abs.retain(|p| p.name != "nn");
     c.core.push(fam::fd("d == 0"));
     if variant == 1 {
         c.abs.retain(|p| p.name != "pt" || p.params[0] == "x");

@@ -141,10 +141,23 @@ pub struct VerifyReport {
     pub log: Vec<String>,
 }
 
+/// The program `verify` and `check-certificate` analyse: `file` parsed
+/// ([`load_for_cli`]) with NULL-dereference checks added
+/// ([`crate::cfa::Program::add_null_deref_checks`]), so that a proof covers them.
+pub fn load_for_verification(
+    file: &Path,
+    malloc_never_fails: bool,
+) -> Result<crate::cfa::Program, i32> {
+    let mut prog = load_for_cli(file, malloc_never_fails)?;
+    let checks = prog.add_null_deref_checks();
+    tracing::debug!("{checks} NULL-dereference checks added");
+    Ok(prog)
+}
+
 /// Parses `file` and model-checks it with predicate abstraction. Front-end errors are
 /// returned as `Err(exit code)` after printing the diagnostic to stderr.
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
-    let prog = load_for_cli(file, args.malloc_never_fails)?;
+    let prog = load_for_verification(file, args.malloc_never_fails)?;
     let opts = CegarOptions {
         order: args.order,
         timeout: args
@@ -297,7 +310,7 @@ pub fn check_certificate(
     cert_file: &Path,
     malloc_never_fails: bool,
 ) -> Result<Result<(), String>, i32> {
-    let prog = load_for_cli(file, malloc_never_fails)?;
+    let prog = load_for_verification(file, malloc_never_fails)?;
     let bytes = match std::fs::read(cert_file) {
         Ok(t) => t,
         Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),

@@ -263,12 +263,16 @@ where
     let mut log = Vec::new();
     let init = abs.cpa().initial(prog, abs.precision());
     let mut art = Art::new(prog, init);
-    let bopts = BuildOptions {
+    let mut bopts = BuildOptions {
         order: opts.order,
         max_nodes: opts.max_nodes,
         deadline,
         memory_limit_mb: opts.memory_limit_mb,
+        reached: Vec::new(),
     };
+    // NULL dereferences found reachable (replayed): never SAFE after one, but the
+    // search goes on, since a real error path still makes the answer UNSAFE.
+    let mut undefined: Vec<String> = Vec::new();
     let finish = |verdict: Verdict,
                   mut stats: Stats,
                   art: &Art<St<A>>,
@@ -292,9 +296,13 @@ where
     };
     // Ends the run with UNKNOWN and the reason (no certificate, no counterexample).
     macro_rules! give_up {
-        ($why:expr) => {
-            return finish(Verdict::Unknown($why), stats, &art, abs, log, None, None)
-        };
+        ($why:expr) => {{
+            let mut why: String = $why;
+            if let Some(first) = undefined.first() {
+                why.push_str(&format!("; undefined behaviour is reachable: {first}"));
+            }
+            return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
+        }};
     }
     loop {
         stats.iterations += 1;
@@ -322,6 +330,15 @@ where
                 if let Err(r) = abs.on_threshold(prog, &mut art, n) {
                     give_up!(r);
                 }
+            }
+            BuildOutcome::Complete if !undefined.is_empty() => {
+                let n = undefined.len();
+                let first = undefined[0].clone();
+                undefined.clear();
+                give_up!(format!(
+                    "undefined behaviour is reachable ({n} NULL dereference{}), after which C allows anything, reach_error() included; no path to an error location was found: {first}",
+                    if n == 1 { "" } else { "s" }
+                ));
             }
             BuildOutcome::Complete => {
                 let t = Instant::now();
@@ -429,6 +446,24 @@ where
                         };
                         let run = replay_path(prog, &path, &inputs, &limits);
                         stats.time_replay_s += t.elapsed().as_secs_f64();
+                        let at = art.nodes[n].loc;
+                        if prog.is_null_deref(at)
+                            && matches!(
+                                run.outcome,
+                                crate::interp::Outcome::MemError {
+                                    kind: crate::interp::MemErrorKind::NullDeref,
+                                    ..
+                                }
+                            )
+                        {
+                            let what = null_deref_str(prog, path.last().copied());
+                            let line = format!("{what} (a replayed path of {} steps)", path.len());
+                            tracing::info!("undefined behaviour: {line}");
+                            log.push(format!("undefined behaviour: {line}"));
+                            undefined.push(line);
+                            bopts.reached.push(at);
+                            continue;
+                        }
                         if run.outcome.is_error() {
                             let cex = Counterexample {
                                 format: Counterexample::FORMAT.into(),
@@ -556,6 +591,26 @@ fn first_stale<A: Abstraction>(
             .map(|s| cpa.adjust(s, node.loc, prec))
             .any(|s| s == node.state)
     })
+}
+
+/// `file:line:col: NULL dereference of `p`` for the last step of a path to a
+/// NULL-dereference target (its `assume(p == NULL)` edge).
+fn null_deref_str(prog: &Program, last: Option<Step>) -> String {
+    let Some(step) = last else {
+        return "NULL dereference".into();
+    };
+    let e = prog.step_edge(step);
+    let ptr = match &e.op {
+        crate::cfa::Op::Assume {
+            cond: crate::cfa::Expr::Binary(_, a, _),
+        } => prog.expr_str(a),
+        _ => "a pointer".into(),
+    };
+    format!(
+        "{}:{}: NULL dereference of `{ptr}`",
+        prog.file.display(),
+        e.src
+    )
 }
 
 fn short(o: &BuildOutcome) -> String {

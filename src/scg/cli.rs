@@ -86,9 +86,21 @@ pub fn list_text(lattice: &Lattice) -> String {
             } else {
                 format!(" (for each tracked pointer {})", fam.pointers.join(", "))
             };
-            let _ = writeln!(out, "    {}{per}", fam.name);
+            let always = if fam.always {
+                " (always: in every SCG)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "    {}{per}{always}", fam.name);
             for p in &fam.preds {
-                let _ = writeln!(out, "      {}({}) := {}", p.sym, p.vars.join(", "), p.def);
+                let na = if p.nonabs { "nonabs " } else { "" };
+                let _ = writeln!(
+                    out,
+                    "      {na}{}({}) := {}",
+                    p.sym,
+                    p.vars.join(", "),
+                    p.def
+                );
             }
             for k in &fam.constraints {
                 let _ = writeln!(out, "      constraint {}", k.formula);
@@ -143,7 +155,7 @@ pub fn check_file(file: &Path, lib_dir: Option<&Path>) -> Result<String, Vec<Lib
             s.requires.len(),
             s.families.len(),
             preds,
-            1u128 << s.families.len().min(100),
+            1u128 << s.optional_families().count().min(100),
             if refines.is_empty() {
                 String::new()
             } else {

@@ -74,6 +74,10 @@ pub struct Refinement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FamilyDef {
     pub name: String,
+    /// `always family ...`: in every SCG of the structure (not a dimension of the
+    /// lattice, never named in an [`super::Scg`]); for cheap predicates every proof
+    /// may need, e.g. `nonabs` ones, which do not split nodes.
+    pub always: bool,
     pub pointers: Vec<String>,
     pub preds: Vec<PredTemplate>,
     /// Closed integrity constraints, instantiated like the predicates.
@@ -88,6 +92,11 @@ pub struct PredTemplate {
     /// `["v"]` (unary) or `["v1", "v2"]` (binary).
     pub vars: Vec<LVar>,
     pub def: Formula,
+    /// `nonabs pred ...` (TVLA's `nonabs`): a unary predicate that is never an
+    /// abstraction predicate. Nodes are not kept apart by its value (a summary node
+    /// joins it), so it adds precision on nodes that other predicates single out (e.g.
+    /// those a pointer points to) without multiplying the structures.
+    pub nonabs: bool,
     pub pos: Pos,
 }
 
@@ -110,6 +119,11 @@ impl StructureDef {
     pub fn family(&self, name: &str) -> Option<&FamilyDef> {
         self.families.iter().find(|f| f.name == name)
     }
+    /// The families an SCG chooses from (the lattice's dimensions): all but the
+    /// `always` ones.
+    pub fn optional_families(&self) -> impl Iterator<Item = &FamilyDef> {
+        self.families.iter().filter(|f| !f.always)
+    }
 }
 
 impl fmt::Display for StructureDef {
@@ -128,13 +142,21 @@ impl fmt::Display for StructureDef {
             writeln!(f, "  refines {} ({});", r.coarser, m.join(", "))?;
         }
         for fam in &self.families {
-            write!(f, "  family {}", fam.name)?;
+            let always = if fam.always { "always " } else { "" };
+            write!(f, "  {always}family {}", fam.name)?;
             if !fam.pointers.is_empty() {
                 write!(f, " for {}", fam.pointers.join(", "))?;
             }
             writeln!(f, " {{")?;
             for p in &fam.preds {
-                writeln!(f, "    pred {}({}) := {};", p.sym, p.vars.join(", "), p.def)?;
+                let na = if p.nonabs { "nonabs " } else { "" };
+                writeln!(
+                    f,
+                    "    {na}pred {}({}) := {};",
+                    p.sym,
+                    p.vars.join(", "),
+                    p.def
+                )?;
             }
             for c in &fam.constraints {
                 writeln!(f, "    constraint {};", c.formula)?;

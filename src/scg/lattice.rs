@@ -136,12 +136,13 @@ impl Lattice {
     pub fn library(&self) -> &Library {
         &self.lib
     }
-    /// |M| counted as 1 (m0) + Σ over structures of 2^|families| (role bindings not counted).
+    /// |M| counted as 1 (m0) + Σ over structures of 2^|optional families| (role bindings
+    /// not counted; `always` families are in every SCG of their structure).
     pub fn size(&self) -> u128 {
         1 + self
             .lib
             .structures()
-            .map(|s| 1u128 << s.families.len().min(100))
+            .map(|s| 1u128 << s.optional_families().count().min(100))
             .sum::<u128>()
     }
     /// `Ok` if `m` is m0 or names a library structure, only its families, and binds
@@ -161,6 +162,14 @@ impl Lattice {
             .ok_or_else(|| format!("unknown structure `{structure}`"))?;
         if let Some(f) = families.iter().find(|f| s.family(f).is_none()) {
             return Err(format!("`{structure}` has no family `{f}`"));
+        }
+        if let Some(f) = families
+            .iter()
+            .find(|f| s.family(f).is_some_and(|d| d.always))
+        {
+            return Err(format!(
+                "family `{f}` of `{structure}` is in every SCG (`always`), never chosen"
+            ));
         }
         let roles: BTreeSet<&String> = s.roles.iter().collect();
         let bound: BTreeSet<&String> = binding.keys().collect();
@@ -255,7 +264,7 @@ impl Lattice {
         let Some(s) = self.lib.structure(structure) else {
             return Vec::new();
         };
-        let names: Vec<&String> = s.families.iter().map(|f| &f.name).collect();
+        let names: Vec<&String> = s.optional_families().map(|f| &f.name).collect();
         let n = names.len().min(super::library::MAX_FAMILIES);
         let mut out: Vec<Scg> = (0u32..(1u32 << n))
             .map(|mask| Scg::Gen {

@@ -342,7 +342,7 @@ impl Library {
             .collect();
         let d = TrackingDef::new(["@p", "@q"], ["@p"], ["@phi"]);
         for fam in &c.families {
-            if s.family(&fam.name).is_none() {
+            let Some(mine) = s.family(&fam.name) else {
                 errs.push(LibraryError::at(
                     file,
                     pos,
@@ -352,6 +352,16 @@ impl Library {
                     ),
                 ));
                 continue;
+            };
+            if fam.always && !mine.always {
+                errs.push(LibraryError::at(
+                    file,
+                    pos,
+                    format!(
+                        "family `{}` is `always` in `{}`, so it must be `always` in `{}` too",
+                        fam.name, c.name, s.name
+                    ),
+                ));
             }
             let one: BTreeSet<String> = [fam.name.clone()].into();
             let fine = instantiate(s, &one, &fine_b, &d);
@@ -485,13 +495,13 @@ fn check_structure(file: &Path, s: &StructureDef, errs: &mut Vec<LibraryError>) 
             );
         }
     }
-    if s.families.len() > MAX_FAMILIES {
+    let optional = s.optional_families().count();
+    if optional > MAX_FAMILIES {
         err(
             s.pos,
             format!(
-                "`{}` has {} families; at most {MAX_FAMILIES} are supported (2^k SCGs per binding)",
+                "`{}` has {optional} families; at most {MAX_FAMILIES} are supported (2^k SCGs per binding)",
                 s.name,
-                s.families.len()
             ),
         );
     }
@@ -722,7 +732,11 @@ pub fn instantiate(
         c.abs.insert(PredSym::with("fd", &[a]));
     }
     let mut seen_instr: BTreeSet<PredSym> = c.core.iter().map(|p| p.sym.clone()).collect();
-    for fam in s.families.iter().filter(|f| families.contains(&f.name)) {
+    for fam in s
+        .families
+        .iter()
+        .filter(|f| f.always || families.contains(&f.name))
+    {
         for t in &fam.preds {
             let ph: Vec<String> = fam
                 .pointers
@@ -744,7 +758,7 @@ pub fn instantiate(
                 if !seen_instr.insert(sym.clone()) {
                     continue;
                 }
-                if t.arity() == 1 && a.values().all(|p| d.separating().contains(p)) {
+                if t.arity() == 1 && !t.nonabs && a.values().all(|p| d.separating().contains(p)) {
                     c.abs.insert(sym.clone());
                 }
                 c.instr.push(PredDef {

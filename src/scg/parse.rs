@@ -448,7 +448,7 @@ impl<'a> Cursor<'a> {
                 None => {
                     let found = self.describe_next();
                     return self.err(format!(
-                        "expected `roles`, `requires`, `refines`, `family` or `}}`, found {found}"
+                        "expected `roles`, `requires`, `refines`, `family`, `always family` or `}}`, found {found}"
                     ));
                 }
             };
@@ -496,7 +496,13 @@ impl<'a> Cursor<'a> {
                         pos: ipos,
                     });
                 }
-                "family" => s.families.push(self.family(ipos)?),
+                "family" => s.families.push(self.family(ipos, false)?),
+                "always" => {
+                    if self.plain_name(false).as_deref() != Some("family") {
+                        return self.err_at(ipos, "expected `family` after `always`");
+                    }
+                    s.families.push(self.family(ipos, true)?)
+                }
                 other => {
                     return self.err_at(
                         ipos,
@@ -526,7 +532,7 @@ impl<'a> Cursor<'a> {
         }
         Ok(v)
     }
-    fn family(&mut self, pos: Pos) -> PResult<FamilyDef> {
+    fn family(&mut self, pos: Pos, always: bool) -> PResult<FamilyDef> {
         let name = self.expect_plain("a family name", false)?;
         let pointers = if self.peek_keyword("for") {
             self.plain_name(false);
@@ -537,6 +543,7 @@ impl<'a> Cursor<'a> {
         self.expect("{")?;
         let mut fam = FamilyDef {
             name,
+            always,
             pointers,
             preds: Vec::new(),
             constraints: Vec::new(),
@@ -547,7 +554,15 @@ impl<'a> Cursor<'a> {
                 break;
             }
             let ipos = self.here();
-            match self.plain_name(false).as_deref() {
+            let mut item = self.plain_name(false);
+            let nonabs = item.as_deref() == Some("nonabs");
+            if nonabs {
+                item = self.plain_name(false);
+                if item.as_deref() != Some("pred") {
+                    return self.err_at(ipos, "expected `pred` after `nonabs`");
+                }
+            }
+            match item.as_deref() {
                 Some("pred") => {
                     let head = self.atom()?;
                     let (sym, vars) = match head {
@@ -559,10 +574,14 @@ impl<'a> Cursor<'a> {
                     self.expect(":=")?;
                     let def = self.formula()?;
                     self.expect(";")?;
+                    if nonabs && vars.len() != 1 {
+                        return self.err_at(ipos, "`nonabs` is for unary predicates");
+                    }
                     fam.preds.push(PredTemplate {
                         sym,
                         vars,
                         def,
+                        nonabs,
                         pos: ipos,
                     });
                 }
@@ -690,9 +709,11 @@ mod tests {
             arb_sym(),
             prop::sample::select(vec![vec!["v"], vec!["v1", "v2"]]),
             arb_formula(),
+            any::<bool>(),
         )
-            .prop_map(|(sym, vars, def)| PredTemplate {
+            .prop_map(|(sym, vars, def, na)| PredTemplate {
                 sym,
+                nonabs: na && vars.len() == 1,
                 vars: vars.into_iter().map(String::from).collect(),
                 def,
                 pos: Pos::default(),
@@ -708,6 +729,7 @@ mod tests {
             prop::collection::vec(cons, 0..2),
         )
             .prop_map(|(name, pointers, preds, constraints)| FamilyDef {
+                always: name.len() % 3 == 0,
                 name,
                 pointers,
                 preds,

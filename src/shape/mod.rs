@@ -44,9 +44,12 @@
 //! # Memory errors
 //! A dereference of a tracked pointer that may be NULL (or freed: dangling pointers are
 //! represented like NULL) continues only in the structures where it is not NULL: the
-//! path with the memory error *stops* (the project's convention for unreach-call:
-//! memory safety is a separate property, see `src/smt/mod.rs`). The abstract errors of
-//! `tvla::post` are logged at debug level and not reported as error locations.
+//! path with the memory error *stops* (see `src/smt/mod.rs`). That alone would be
+//! unsound for unreach-call (after undefined behaviour anything may happen), so
+//! `verify` adds a NULL-dereference target beside every access
+//! (`Program::add_null_deref_checks`): the `assume(p == NULL)` edge to it is where this
+//! domain must show that `p` is not NULL. The abstract errors of `tvla::post` are
+//! logged at debug level and not reported as error locations.
 //!
 //! # Merge and stop
 //! With [`ShapeCpa::split`] (the default, for `art::build`, which has no merge) every

@@ -51,8 +51,11 @@
 //!   violates C's effective-type rule); `*pp` conjoins that `pp` addresses a field of a
 //!   valid object; `free(p)` conjoins `p = NULL ∨ ($valid[p] ≠ 0 ∧ $heap[p])`. A path that
 //!   dereferences NULL/dangling pointers therefore does *not* reach the error along this
-//!   path: the memory error is undefined behaviour and is a separate property that the
-//!   analyses report on their own; it is never silently treated as "safe".
+//!   path. The memory error is undefined behaviour, after which reach_error() may
+//!   happen: `verify` makes every NULL dereference a target of its own
+//!   (`cfa::Program::add_null_deref_checks`, a path ending in `assume(p == NULL)`), so
+//!   a SAFE answer proves them unreachable too. Dangling dereferences (use after
+//!   free) are not targets yet: a path through one stops here.
 //! - **Allocation failure.** A heap `Alloc` returns NULL or the fresh address, chosen by a
 //!   Boolean choice `$null#k`, unless `Program::malloc_never_fails`. Stack objects never fail.
 //! - **Calls.** `Step::Enter` binds parameters to the argument values (converted to the

@@ -192,6 +192,16 @@ pub fn shared(fields: &[&str]) -> PredDef {
     }
 }
 
+/// `nn[f](v)`: the field `f` of `v` is not NULL (`E w. f(v, w)`); the SCG library's
+/// `always family nonnull`, meant as a non-abstraction (`nonabs`) predicate.
+pub fn nonnull(f: &str) -> PredDef {
+    PredDef {
+        sym: PredSym::with("nn", &[f]),
+        arity: 1,
+        def: Some(exists("w", field(f, "v", "w"))),
+    }
+}
+
 /// `down[F](v1, v2)`: the tree down-pointer, `left(v1, v2) | right(v1, v2)`.
 pub fn down(fields: &[&str]) -> PredDef {
     PredDef {
