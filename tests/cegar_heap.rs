@@ -18,14 +18,35 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn shapemc(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
-        .args(args)
-        .output()
-        .unwrap();
+    shapemc_with(args, None)
+}
+
+/// `shapemc ARGS` with the SCG library directory `lib` (`SHAPEMC_SCG_LIBRARY`) if given.
+fn shapemc_with(args: &[&str], lib: Option<&Path>) -> (i32, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_shapemc"));
+    cmd.args(args);
+    if let Some(l) = lib {
+        cmd.env("SHAPEMC_SCG_LIBRARY", l);
+    }
+    let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
+}
+
+/// `check-certificate` of `cert` (written to a file) against `file` says INVALID, exit 1.
+fn assert_cli_rejects<C: serde::Serialize>(file: &Path, cert: &C) {
+    let d = tempfile::tempdir().unwrap();
+    let cf = d.path().join("bad.cert");
+    std::fs::write(&cf, serde_json::to_string(cert).unwrap()).unwrap();
+    let (code, out) = shapemc(&[
+        "check-certificate",
+        file.to_str().unwrap(),
+        cf.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("INVALID"), "{out}");
 }
 
 fn args(timeout: f64) -> VerifyArgs {
@@ -42,11 +63,11 @@ fn final_scg(rep: &shapemc::cegar::cli::VerifyReport, ty: &str) -> String {
 
 /// SAFE through the CLI, with a certificate that `check-certificate` accepts.
 fn assert_safe_with_certificate(file: &Path) {
-    assert_safe_with_certificate_using(file, &[]);
+    assert_safe_with_certificate_using(file, &[], None);
 }
 
-/// [`assert_safe_with_certificate`] with extra `verify` options.
-fn assert_safe_with_certificate_using(file: &Path, extra: &[&str]) {
+/// [`assert_safe_with_certificate`] with extra `verify` options and an SCG library.
+fn assert_safe_with_certificate_using(file: &Path, extra: &[&str], lib: Option<&Path>) {
     let d = tempfile::tempdir().unwrap();
     let cert = d.path().join("c.cert");
     let mut argv = vec![
@@ -58,7 +79,7 @@ fn assert_safe_with_certificate_using(file: &Path, extra: &[&str]) {
         cert.to_str().unwrap(),
     ];
     argv.extend_from_slice(extra);
-    let (code, out) = shapemc(&argv);
+    let (code, out) = shapemc_with(&argv, lib);
     assert_eq!(
         out.lines().next(),
         Some("SAFE"),
@@ -66,21 +87,24 @@ fn assert_safe_with_certificate_using(file: &Path, extra: &[&str]) {
         file.display()
     );
     assert_eq!(code, 0);
-    let (code, out) = shapemc(&[
-        "check-certificate",
-        file.to_str().unwrap(),
-        cert.to_str().unwrap(),
-    ]);
+    let (code, out) = shapemc_with(
+        &[
+            "check-certificate",
+            file.to_str().unwrap(),
+            cert.to_str().unwrap(),
+        ],
+        lib,
+    );
     assert_eq!((code, out.trim()), (0, "VALID"), "{}", file.display());
 }
 
 /// UNSAFE through the CLI, with a counterexample that `simulate --replay` replays.
 fn assert_unsafe_with_replay(file: &Path) {
-    assert_unsafe_with_replay_using(file, &[]);
+    assert_unsafe_with_replay_using(file, &[], None);
 }
 
-/// [`assert_unsafe_with_replay`] with extra `verify` options.
-fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str]) {
+/// [`assert_unsafe_with_replay`] with extra `verify` options and an SCG library.
+fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str], lib: Option<&Path>) {
     let d = tempfile::tempdir().unwrap();
     let cex = d.path().join("c.cex");
     let mut argv = vec![
@@ -92,7 +116,7 @@ fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str]) {
         cex.to_str().unwrap(),
     ];
     argv.extend_from_slice(extra);
-    let (code, out) = shapemc(&argv);
+    let (code, out) = shapemc_with(&argv, lib);
     assert_eq!(
         out.lines().next(),
         Some("UNSAFE"),
@@ -100,12 +124,15 @@ fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str]) {
         file.display()
     );
     assert_eq!(code, 10);
-    let (code, out) = shapemc(&[
-        "simulate",
-        file.to_str().unwrap(),
-        "--replay",
-        cex.to_str().unwrap(),
-    ]);
+    let (code, out) = shapemc_with(
+        &[
+            "simulate",
+            file.to_str().unwrap(),
+            "--replay",
+            cex.to_str().unwrap(),
+        ],
+        lib,
+    );
     assert_eq!(code, 10, "{}: {out}", file.display());
 }
 
@@ -216,17 +243,7 @@ fn a_certificate_that_ignores_null_dereferences_is_rejected() {
     let checked = shapemc::cegar::cli::load_for_verification(&f, false).unwrap();
     let err = check_heap_certificate(&checked, &cert).expect_err("the NULL read is reachable");
     assert!(err.contains("node"), "{err}");
-    // via the CLI
-    let d = tempfile::tempdir().unwrap();
-    let cf = d.path().join("unchecked.cert");
-    std::fs::write(&cf, serde_json::to_string(&cert).unwrap()).unwrap();
-    let (code, out) = shapemc(&[
-        "check-certificate",
-        f.to_str().unwrap(),
-        cf.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.starts_with("INVALID"), "{out}");
+    assert_cli_rejects(&f, &cert);
 }
 
 #[test]
@@ -275,7 +292,7 @@ fn experiment_switches_keep_certificates_checkable() {
         &["--separate-mentioned-only"],
         &["--no-partial-join"],
     ] {
-        assert_safe_with_certificate_using(&data("sll_unbounded_safe.c"), extra);
+        assert_safe_with_certificate_using(&data("sll_unbounded_safe.c"), extra, None);
     }
 }
 
@@ -348,17 +365,7 @@ fn corrupted_heap_certificates_are_rejected() {
     let mut bad = cert.clone();
     bad.nodes[0].state.explicit.vars.pop();
     assert!(check_heap_certificate(&prog, &bad).is_err());
-    // via the CLI
-    let d = tempfile::tempdir().unwrap();
-    let cf = d.path().join("bad.cert");
-    std::fs::write(&cf, serde_json::to_string(&bad).unwrap()).unwrap();
-    let (code, out) = shapemc(&[
-        "check-certificate",
-        f.to_str().unwrap(),
-        cf.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.starts_with("INVALID"), "{out}");
+    assert_cli_rejects(&f, &bad);
 }
 
 // ---------------------------------------------------------------------------------
@@ -483,40 +490,11 @@ fn per_function_scgs_keep_certificates_checkable() {
     // checker recomputes every successor with them. Without `nonnull` the proof of
     // list_with_cells needs the per-pointer `spine`, which this places per function.
     let lib = library_without_nonnull();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
-            .args(args)
-            .env("SHAPEMC_SCG_LIBRARY", lib.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        (out.status.code().unwrap_or(-1), text)
-    };
+    let lib = Some(lib.path());
     let d = tempfile::tempdir().unwrap();
-    let (cert, stats, cex) = (
-        d.path().join("c.cert"),
-        d.path().join("s.json"),
-        d.path().join("c.cex"),
-    );
-    let safe = data("list_with_cells_safe.c");
-    let (code, out) = run(&[
-        "verify",
-        safe.to_str().unwrap(),
-        "--local-scg",
-        "--timeout",
-        "60",
-        "--certificate",
-        cert.to_str().unwrap(),
-        "--stats-json",
-        stats.to_str().unwrap(),
-    ]);
-    assert_eq!((code, out.lines().next()), (0, Some("SAFE")), "{out}");
-    let (code, out) = run(&[
-        "check-certificate",
-        safe.to_str().unwrap(),
-        cert.to_str().unwrap(),
-    ]);
-    assert_eq!((code, out.trim()), (0, "VALID"));
+    let stats = d.path().join("s.json");
+    let flags = ["--local-scg", "--stats-json", stats.to_str().unwrap()];
+    assert_safe_with_certificate_using(&data("list_with_cells_safe.c"), &flags, lib);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     let scg = v["final_scg"]["struct cell"].as_str().unwrap_or_default();
@@ -526,33 +504,16 @@ fn per_function_scgs_keep_certificates_checkable() {
         global.starts_with("tree{") && !global.contains("spine") && in_main.contains("spine"),
         "{scg}"
     );
-    let bug = data("list_with_cells_bug.c");
-    let (code, out) = run(&[
-        "verify",
-        bug.to_str().unwrap(),
-        "--local-scg",
-        "--timeout",
-        "60",
-        "--cex",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!((code, out.lines().next()), (10, Some("UNSAFE")), "{out}");
-    let (code, out) = run(&[
-        "simulate",
-        bug.to_str().unwrap(),
-        "--replay",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 10, "{out}");
+    assert_unsafe_with_replay_using(&data("list_with_cells_bug.c"), &flags[..1], lib);
 }
 
 #[test]
 fn per_cell_uninitialised_fields() {
-    // `--per-cell-uninit`: `end->next = malloc(..)` links a cell whose fields are
-    // unwritten, and freeing an inner cell leaves its owner's `inner` dangling; with
-    // `un[f]` only those cells' fields are unknown (by default the temporary's death
-    // makes `next` and `inner` unknown in every cell and the safe program times out)
-    let flag = ["--per-cell-uninit"];
-    assert_safe_with_certificate_using(&data("uninit_cells_safe.c"), &flag);
-    assert_unsafe_with_replay_using(&data("uninit_cells_bug.c"), &flag);
+    // `end->next = malloc(..)` links a cell whose fields are unwritten, and freeing an
+    // inner cell leaves its owner's `inner` dangling; with `un[f]` (the default) only
+    // those cells' fields are unknown (with `--per-variable-uninit` the temporary's
+    // death makes `next` and `inner` unknown in every cell and the safe program times
+    // out)
+    assert_safe_with_certificate(&data("uninit_cells_safe.c"));
+    assert_unsafe_with_replay(&data("uninit_cells_bug.c"));
 }

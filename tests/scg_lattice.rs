@@ -132,7 +132,7 @@ proptest! {
         let (lat, _) = lattice();
         let Scg::Gen { structure, families, binding } = &a else { return Ok(()) };
         let s = lat.library().structure(structure).unwrap();
-        let fams: Vec<&String> = s.families.iter().map(|f| &f.name)
+        let fams: Vec<&String> = s.optional_families().map(|f| &f.name)
             .enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, n)| n).collect();
         let b = Scg::new(structure.clone(), fams, binding.clone());
         let d = d_star();
@@ -207,7 +207,8 @@ fn tracked_pointers_instantiate_per_pointer_families() {
         [
             format!("r[l1, {f}]"),
             format!("r[l2, {f}]"),
-            format!("c[{f}]")
+            format!("c[{f}]"),
+            format!("nn[{f}]"),
         ]
     );
     let abs: Vec<String> = c.abs.iter().map(|p| p.to_string()).collect();
@@ -227,5 +228,9 @@ fn tracked_pointers_instantiate_per_pointer_families() {
     // D0 with a non-trivial SCG: only sm and the field predicates
     let c0 = lat.generate(m, &TrackingDef::d0());
     assert_eq!(c0.core.len(), 2);
-    assert_eq!(c0.instr.len(), 1, "cyclicity is not per-pointer");
+    assert_eq!(
+        c0.instr.len(),
+        2,
+        "cyclicity and nn (always) are not per-pointer"
+    );
 }

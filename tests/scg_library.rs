@@ -67,9 +67,14 @@ fn every_library_file_loads_and_round_trips() {
         .unwrap_or_else(|e| panic!("{e:?}"));
     }
     let lat = default_lattice();
-    let fam_count = |s: &str| lat.library().structure(s).unwrap().families.len();
+    let fam_count = |s: &str| {
+        let s = lat.library().structure(s).unwrap();
+        assert!(s.family("nonnull").is_some_and(|f| f.always), "{}", s.name);
+        s.optional_families().count()
+    };
     // family counts of the paper's Table 1 (sll/2, dll/3, tree/4, tree+p/5), each
-    // with TVLA's sharing family on top, trees also with per-child reachability
+    // with TVLA's sharing family on top, trees also with per-child reachability; every
+    // structure has the `always` family nonnull besides
     assert_eq!(fam_count("sll"), 3);
     assert_eq!(fam_count("dll"), 4);
     assert_eq!(fam_count("tree"), 6);
@@ -139,7 +144,9 @@ fn dll_shape_class_matches_the_paper() {
             "succ",
             "pred",
             "cancel[succ, pred]",
-            "cancel[pred, succ]"
+            "cancel[pred, succ]",
+            "nn[succ]",
+            "nn[pred]",
         ]
     );
     let def = c.instr[0].def.as_ref().unwrap().to_string();

@@ -55,7 +55,7 @@ pub struct BenchArgs {
     pub table1: bool,
     /// One more argument for every `verify` run, after the SV-COMP conventions
     /// (`--malloc-never-fails`); repeat
-    /// it for several, e.g. `--verify-arg=--per-cell-uninit`.
+    /// it for several, e.g. `--verify-arg=--per-variable-uninit`.
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub verify_arg: Vec<String>,
 }

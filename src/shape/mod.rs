@@ -28,7 +28,7 @@
 //! - `(x, f)` in `uninit`: the field `f` of the cell `x` points to may still be
 //!   uninitialised (`malloc`): represented as NULL, but a load of it gives an unknown
 //!   value; when `x` gets another value, `f` goes into `wild_fields`;
-//! - in a class with `un[f]` ([`with_uninit_preds`], `verify --per-cell-uninit`), a cell
+//! - in a class with `un[f]` ([`with_uninit_preds`], the default of `verify`), a cell
 //!   with `un[f]` ≠ 0 may hold an unknown value in `f` (uninitialised after `malloc`, or
 //!   pointing to a cell since freed) instead: represented without an f-edge, a load of
 //!   it gives an unknown value; `malloc` sets it, a store clears it, `free` sets it on the
