@@ -3,6 +3,7 @@
 
 use super::lattice::{Lattice, Scg};
 use super::TrackingDef;
+use fixedbitset::FixedBitSet;
 use std::collections::BTreeMap;
 use tracing::debug;
 
@@ -45,7 +46,16 @@ pub fn fine_tune(
             all.push(m.clone());
         }
     }
-    let cost = |m: &Scg| lattice.generate(m, d).num_preds();
+    // generating a class is the expensive part of the cost pass: once per SCG
+    let costs: std::cell::RefCell<BTreeMap<Scg, usize>> = Default::default();
+    let cost = |m: &Scg| {
+        if let Some(&c) = costs.borrow().get(m) {
+            return c;
+        }
+        let c = lattice.generate(m, d).num_preds();
+        costs.borrow_mut().insert(m.clone(), c);
+        c
+    };
     let mut answers: BTreeMap<Scg, bool> = BTreeMap::new();
     let mut ask = |m: &Scg, answers: &mut BTreeMap<Scg, bool>| -> bool {
         if let Some(&r) = answers.get(m) {
@@ -91,6 +101,12 @@ pub fn fine_tune(
 
 /// The binary search of [`fine_tune`] over `cands` (answers are remembered in
 /// `answers`); None when no candidate rules out.
+///
+/// The order between candidates is computed once (`up[i]`: the candidates coarser than
+/// or equal to `cands[i]`, `down[i]`: finer or equal), so a round costs bitset
+/// intersections instead of |C|² `leq` calls (a whole universe of 2,664 SCGs took 47 s
+/// that way). Candidates are tried in the same order as before, so the answers are the
+/// same.
 fn search(
     mut cands: Vec<Scg>,
     lattice: &Lattice,
@@ -104,38 +120,47 @@ fn search(
             cands.retain(|c| !lattice.leq(m, c));
         }
     }
+    let n = cands.len();
+    let mut up = vec![FixedBitSet::with_capacity(n); n];
+    let mut down = vec![FixedBitSet::with_capacity(n); n];
+    for (i, a) in cands.iter().enumerate() {
+        for (j, b) in cands.iter().enumerate() {
+            if lattice.leq(a, b) {
+                up[i].insert(j);
+                down[j].insert(i);
+            }
+        }
+    }
+    let mut alive = FixedBitSet::with_capacity(n);
+    alive.insert_range(..);
     let mut round = 0usize;
     loop {
-        let untested: Vec<&Scg> = cands
-            .iter()
-            .filter(|m| answers.get(*m) != Some(&true))
-            .collect();
-        if untested.is_empty() {
-            break;
-        }
-        round += 1;
-        // choose s balancing |up(s)| against |down(s)| within C
-        let mut best: Option<(&Scg, usize)> = None;
-        for s in untested {
-            let up = cands.iter().filter(|c| lattice.leq(s, c)).count();
-            let down = cands.iter().filter(|c| lattice.leq(c, s)).count();
-            let score = up.abs_diff(down);
+        // choose s balancing |up(s)| against |down(s)| within C, among the untested
+        let mut best: Option<(usize, usize)> = None;
+        for s in alive.ones() {
+            if answers.get(&cands[s]) == Some(&true) {
+                continue;
+            }
+            let score = up[s]
+                .intersection_count(&alive)
+                .abs_diff(down[s].intersection_count(&alive));
             if best.is_none_or(|(_, b)| score < b) {
                 best = Some((s, score));
             }
         }
         let Some((s, _)) = best else { break };
-        let s = s.clone();
-        let r = ask(&s, answers);
-        debug!(round, scg = %s, rules_out = r, candidates = cands.len(), "fine_tune round");
+        round += 1;
+        let r = ask(&cands[s], answers);
+        debug!(round, scg = %cands[s], rules_out = r, candidates = alive.count_ones(..), "fine_tune round");
         if r {
-            cands.retain(|c| lattice.leq(&s, c));
+            alive.intersect_with(&up[s]);
         } else {
-            cands.retain(|c| !lattice.leq(&s, c));
+            alive.difference_with(&up[s]);
         }
     }
+    let left: Vec<Scg> = alive.ones().map(|i| cands[i].clone()).collect();
     lattice
-        .coarsest(&cands)
+        .coarsest(&left)
         .into_iter()
         .min_by_key(|m| (cost(m), m.clone()))
 }
