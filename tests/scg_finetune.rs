@@ -15,7 +15,7 @@ fn lattice() -> &'static Lattice {
     })
 }
 
-/// Enabled SCGs of a tree with parent pointers: tree (32) and tree-parent (64) over
+/// Enabled SCGs of a tree with parent pointers: tree (128) and tree-parent (256) over
 /// (l, r, p), plus sll along l and r (8 each).
 fn tree_enabled() -> Vec<Scg> {
     lattice().enabled(&[
@@ -174,7 +174,7 @@ fn oracle_calls_are_logarithmic_on_chains() {
     );
 }
 
-/// FineTune over the whole universe of three fields (about 470 SCGs) stays fast and
+/// FineTune over the whole universe of three fields (2,664 SCGs) stays fast and
 /// correct: the situation after Refine extends E(σ) to everything not coarser.
 #[test]
 fn whole_universe_search_is_fast() {
@@ -194,7 +194,9 @@ fn whole_universe_search_is_fast() {
         universe.len()
     );
     assert_eq!(res, target);
-    assert!(took.as_secs() < 20, "{took:?}");
+    // 0.5 s with the order computed once per search; 47.5 s when every round
+    // recomputed `leq` over all candidate pairs
+    assert!(took.as_secs() < 5, "{took:?}");
 }
 
 #[test]
