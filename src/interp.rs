@@ -81,6 +81,12 @@ impl Outcome {
     pub fn is_error(&self) -> bool {
         matches!(self, Outcome::Error { .. })
     }
+    /// True if the run ended in undefined behaviour (every [`MemErrorKind`]: invalid
+    /// dereference, use after free, double or invalid free), after which C allows
+    /// anything, `reach_error()` included.
+    pub fn is_undefined_behaviour(&self) -> bool {
+        matches!(self, Outcome::MemError { .. })
+    }
 }
 
 impl fmt::Display for Outcome {
@@ -823,9 +829,19 @@ pub fn run_random(prog: &Program, seed: u64, limits: &Limits) -> Run {
 /// an error location, with its seed. A cheap cross-check of a proof: such a run
 /// contradicts SAFE whatever the abstraction says.
 pub fn find_error_run(prog: &Program, runs: u64, limits: &Limits) -> Option<(u64, Run)> {
+    find_run(prog, runs, limits, Outcome::is_error)
+}
+
+/// The first of `runs` random runs (seeds `0..runs`) whose outcome satisfies `pred`.
+pub fn find_run(
+    prog: &Program,
+    runs: u64,
+    limits: &Limits,
+    pred: impl Fn(&Outcome) -> bool,
+) -> Option<(u64, Run)> {
     (0..runs)
         .map(|seed| (seed, run_random(prog, seed, limits)))
-        .find(|(_, r)| r.outcome.is_error())
+        .find(|(_, r)| pred(&r.outcome))
 }
 
 /// Runs the program from [`Program::entry`] following its control flow, taking the

@@ -220,12 +220,31 @@ fn a_null_dereference_on_the_way_to_the_error_is_never_safe() {
 }
 
 #[test]
+fn a_use_after_free_seen_by_a_random_run_blocks_safe() {
+    // the read through the freed pointer decides nothing, so the proof of
+    // unreachability exists; the read is undefined behaviour all the same
+    let f = data("use_after_free_read.c");
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
+    assert_eq!(code, 20, "{out}");
+    assert!(
+        out.starts_with("UNKNOWN: undefined behaviour is reachable: a concrete run")
+            && out.contains("UseAfterFree at 23:14"),
+        "{out}"
+    );
+    // reach_error() only through the freed cell's value: never SAFE either
+    let f = data("use_after_free_bug.c");
+    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
+    assert_eq!(code, 20, "{out}");
+}
+
+#[test]
 fn a_certificate_that_ignores_null_dereferences_is_rejected() {
     // a proof built without the NULL-dereference targets (the paths stop at the invalid
-    // read) is not a proof of the program check-certificate sees
+    // read) is not a proof of the program check-certificate sees; the read needs a
+    // nondeterministic 12345, which the random runs before SAFE never pick
     use shapemc::cegar::heap::{HeapAbstraction, HeapOptions};
     use shapemc::cegar::{model_check, CegarOptions};
-    let f = data("null_read_bug.c");
+    let f = data("null_read_deep_bug.c");
     let unchecked = parse_file(&f, &FrontendOptions::default()).unwrap();
     let lattice = shapemc::scg::Lattice::load(None).ok();
     let mut abs = HeapAbstraction::new(

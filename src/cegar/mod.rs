@@ -240,14 +240,17 @@ pub struct Outcome<S, P> {
 type St<A> = <<A as Abstraction>::Cpa as Cpa>::State;
 type Pr<A> = <<A as Abstraction>::Cpa as Cpa>::Prec;
 
-/// Random runs tried before a SAFE answer ([`crate::interp::find_error_run`]).
+/// Random runs tried before a SAFE answer ([`crate::interp::find_run`]): one that
+/// reaches the error or ends in a memory error (undefined behaviour) prevents it.
 pub const SANITY_RUNS: u64 = 64;
 /// Step limit of each of those runs.
 pub const SANITY_STEPS: usize = 20_000;
 
 /// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
-/// valid certificate (and [`SANITY_RUNS`] random runs that miss the error), nor UNSAFE
-/// without a replayed counterexample.
+/// valid certificate (and [`SANITY_RUNS`] random runs that miss the error and every
+/// memory error), nor UNSAFE without a replayed counterexample; a replayed path to a
+/// NULL-dereference target is recorded and the search goes on (UNKNOWN at the end
+/// unless a real error path turns up).
 pub fn model_check<A: Abstraction>(
     prog: &Program,
     abs: &mut A,
@@ -332,13 +335,13 @@ where
                 }
             }
             BuildOutcome::Complete if !undefined.is_empty() => {
-                let n = undefined.len();
-                let first = undefined[0].clone();
-                undefined.clear();
-                give_up!(format!(
-                    "undefined behaviour is reachable ({n} NULL dereference{}), after which C allows anything, reach_error() included; no path to an error location was found: {first}",
-                    if n == 1 { "" } else { "s" }
-                ));
+                let why = format!(
+                    "undefined behaviour is reachable ({} NULL dereference{}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
+                    undefined.len(),
+                    if undefined.len() == 1 { "" } else { "s" },
+                    undefined[0]
+                );
+                return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
             }
             BuildOutcome::Complete => {
                 let t = Instant::now();
@@ -371,16 +374,29 @@ where
                             max_steps: SANITY_STEPS,
                             malloc_never_fails: prog.malloc_never_fails,
                         };
-                        if let Some((seed, run)) =
-                            crate::interp::find_error_run(prog, SANITY_RUNS, &limits)
-                        {
-                            tracing::error!(
-                                "bug: a certificate checks but random run {seed} reaches the error"
-                            );
-                            give_up!(format!(
-                                "internal inconsistency: the proof is contradicted by a concrete run (random seed {seed}: {}); please report this program",
-                                run.outcome
-                            ));
+                        // a run ending in undefined behaviour blocks SAFE too: the proof
+                        // covers NULL dereferences, but paths through other invalid
+                        // accesses (use after free) just stop
+                        let run = crate::interp::find_run(prog, SANITY_RUNS, &limits, |o| {
+                            o.is_error() || o.is_undefined_behaviour()
+                        });
+                        match run {
+                            Some((seed, run)) if run.outcome.is_error() => {
+                                tracing::error!(
+                                    "bug: a certificate checks but random run {seed} reaches the error"
+                                );
+                                give_up!(format!(
+                                    "internal inconsistency: the proof is contradicted by a concrete run (random seed {seed}: {}); please report this program",
+                                    run.outcome
+                                ));
+                            }
+                            Some((seed, run)) => {
+                                give_up!(format!(
+                                    "undefined behaviour is reachable: a concrete run (random seed {seed}) ends in a {}, after which C allows anything, reach_error() included (`shapemc simulate --runs 1 --seed {seed} --trace` shows it)",
+                                    run.outcome
+                                ));
+                            }
+                            None => {}
                         }
                         Verdict::Safe
                     }
