@@ -341,26 +341,19 @@ impl Library {
             .map(|(cr, fr)| (cr.clone(), format!("@{fr}")))
             .collect();
         let d = TrackingDef::new(["@p", "@q"], ["@p"], ["@phi"]);
+        let mut fail = |msg: String| errs.push(LibraryError::at(file, pos, msg));
         for fam in &c.families {
             let Some(mine) = s.family(&fam.name) else {
-                errs.push(LibraryError::at(
-                    file,
-                    pos,
-                    format!(
-                        "`{}` refines `{}` but has no family `{}`",
-                        s.name, c.name, fam.name
-                    ),
+                fail(format!(
+                    "`{}` refines `{}` but has no family `{}`",
+                    s.name, c.name, fam.name
                 ));
                 continue;
             };
             if fam.always && !mine.always {
-                errs.push(LibraryError::at(
-                    file,
-                    pos,
-                    format!(
-                        "family `{}` is `always` in `{}`, so it must be `always` in `{}` too",
-                        fam.name, c.name, s.name
-                    ),
+                fail(format!(
+                    "family `{}` is `always` in `{}`, so it must be `always` in `{}` too",
+                    fam.name, c.name, s.name
                 ));
             }
             let one: BTreeSet<String> = [fam.name.clone()].into();
@@ -369,24 +362,16 @@ impl Library {
             for p in &coarse.instr {
                 if !fine.instr.contains(p) {
                     let shown = p.def.as_ref().map(|f| f.to_string()).unwrap_or_default();
-                    errs.push(LibraryError::at(
-                        file,
-                        pos,
-                        format!(
-                            "family `{}` of `{}` lacks predicate `{}` of `{}` (defined as `{}` after renaming roles)",
-                            fam.name, s.name, p.sym, c.name, shown
-                        ),
+                    fail(format!(
+                        "family `{}` of `{}` lacks predicate `{}` of `{}` (defined as `{}` after renaming roles)",
+                        fam.name, s.name, p.sym, c.name, shown
                     ));
                 }
             }
             if !coarse.abs.is_subset(&fine.abs) {
-                errs.push(LibraryError::at(
-                    file,
-                    pos,
-                    format!(
-                        "family `{}`: abstraction predicates of `{}` are not included in `{}`",
-                        fam.name, c.name, s.name
-                    ),
+                fail(format!(
+                    "family `{}`: abstraction predicates of `{}` are not included in `{}`",
+                    fam.name, c.name, s.name
                 ));
             }
             if coarse
@@ -394,13 +379,9 @@ impl Library {
                 .iter()
                 .any(|k| !fine.constraints.contains(k))
             {
-                errs.push(LibraryError::at(
-                    file,
-                    pos,
-                    format!(
-                        "family `{}`: constraints of `{}` are not included in `{}`",
-                        fam.name, c.name, s.name
-                    ),
+                fail(format!(
+                    "family `{}`: constraints of `{}` are not included in `{}`",
+                    fam.name, c.name, s.name
                 ));
             }
         }
