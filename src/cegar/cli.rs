@@ -28,7 +28,9 @@ pub struct VerifyArgs {
     /// Exploration order of the ART.
     #[arg(long, value_enum, default_value = "bfs")]
     pub order: Order,
-    /// Assume malloc/calloc never return NULL.
+    /// Assume malloc/calloc never return NULL (SV-COMP's rules do; by default an
+    /// allocation may fail, so an unchecked one that is dereferenced is a reachable NULL
+    /// dereference).
     #[arg(long)]
     pub malloc_never_fails: bool,
     /// Wall-clock budget in seconds (UNKNOWN when exhausted).
