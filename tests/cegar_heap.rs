@@ -196,21 +196,25 @@ fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
     assert_unsafe_with_replay(&data("tag_order_bug.c"));
 }
 
+/// `verify FILE` answers UNKNOWN (exit 20); returns its verdict line.
+fn assert_unknown(file: &Path) -> String {
+    let (code, out) = shapemc(&["verify", file.to_str().unwrap(), "--timeout", "60"]);
+    assert_eq!(code, 20, "{}: {out}", file.display());
+    out.lines().next().unwrap_or_default().to_string()
+}
+
 #[test]
 fn a_null_dereference_on_the_way_to_the_error_is_never_safe() {
     // the only route to reach_error() reads through NULL: the paths stopped there and
     // the program came out SAFE; undefined behaviour allows reach_error()
-    let f = data("null_read_bug.c");
-    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
-    assert_eq!(code, 20, "{out}");
-    let first = out.lines().next().unwrap_or_default();
+    let first = assert_unknown(&data("null_read_bug.c"));
     assert!(
         first.starts_with("UNKNOWN: undefined behaviour is reachable"),
-        "{out}"
+        "{first}"
     );
     assert!(
         first.contains("null_read_bug.c:24:10: NULL dereference of `main::c`"),
-        "{out}"
+        "{first}"
     );
     // with the check in place the same program is SAFE, and the certificate covers
     // the NULL-dereference targets
@@ -223,18 +227,14 @@ fn a_null_dereference_on_the_way_to_the_error_is_never_safe() {
 fn a_use_after_free_seen_by_a_random_run_blocks_safe() {
     // the read through the freed pointer decides nothing, so the proof of
     // unreachability exists; the read is undefined behaviour all the same
-    let f = data("use_after_free_read.c");
-    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
-    assert_eq!(code, 20, "{out}");
+    let first = assert_unknown(&data("use_after_free_read.c"));
     assert!(
-        out.starts_with("UNKNOWN: undefined behaviour is reachable: a concrete run")
-            && out.contains("UseAfterFree at 23:14"),
-        "{out}"
+        first.starts_with("UNKNOWN: undefined behaviour is reachable: a concrete run")
+            && first.contains("UseAfterFree at 23:14"),
+        "{first}"
     );
     // reach_error() only through the freed cell's value: never SAFE either
-    let f = data("use_after_free_bug.c");
-    let (code, out) = shapemc(&["verify", f.to_str().unwrap(), "--timeout", "60"]);
-    assert_eq!(code, 20, "{out}");
+    assert_unknown(&data("use_after_free_bug.c"));
 }
 
 #[test]
