@@ -364,6 +364,10 @@ pub enum LocKind {
     /// undefined behaviour. A target like [`LocKind::Error`] (no successors), but
     /// reaching it is not a `reach_error()` call.
     NullDeref,
+    /// The target of a division-by-zero check ([`Program::add_div_by_zero_checks`]):
+    /// the sibling edge divides by zero (`/` or `%`), undefined behaviour like
+    /// [`LocKind::NullDeref`].
+    DivByZero,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -463,7 +467,16 @@ impl Program {
     /// True if `n` is a location the analyses must prove unreachable: an error
     /// location or the target of a NULL-dereference check.
     pub fn is_error(&self, n: Node) -> bool {
-        matches!(self.graph[n].kind, LocKind::Error | LocKind::NullDeref)
+        matches!(
+            self.graph[n].kind,
+            LocKind::Error | LocKind::NullDeref | LocKind::DivByZero
+        )
+    }
+
+    /// True if `n` is the target of an undefined-behaviour check (NULL dereference or
+    /// division by zero), not a `reach_error()` call.
+    pub fn is_undefined_target(&self, n: Node) -> bool {
+        matches!(self.graph[n].kind, LocKind::NullDeref | LocKind::DivByZero)
     }
 
     /// True if `n` is the target of a NULL-dereference check.
@@ -506,6 +519,43 @@ impl Program {
             let target = self.add_loc(func, src, LocKind::NullDeref);
             let cond = Expr::bin(BinOp::Eq, Expr::Var(ptr), Expr::Null);
             self.add_edge(from, target, Op::Assume { cond }, src);
+        }
+        todo.len()
+    }
+
+    /// Makes divisions by zero targets: beside every edge whose expressions divide by
+    /// a divisor `d` that is not a non-zero constant (`a / d`, `a % d`) it adds an edge
+    /// `assume(d == 0)` to a new [`LocKind::DivByZero`] location of the same function
+    /// and source position (one per divisor and edge source, so the two branches of a
+    /// condition share it). Expressions have no short-circuit operators (the front end
+    /// lowers `&&`, `||` and `?:` to branches), so every division in an edge's
+    /// expressions is evaluated when the edge is taken. Like
+    /// [`Program::add_null_deref_checks`], only appends nodes and edges, each check
+    /// after its sibling. Returns the number of checks added.
+    pub fn add_div_by_zero_checks(&mut self) -> usize {
+        let mut todo: Vec<(Node, Expr, SrcLoc)> = Vec::new();
+        for e in self.graph.edge_indices() {
+            let mut divisors = Vec::new();
+            match &self.graph[e].op {
+                Op::Assign { src, .. } | Op::Store { src, .. } | Op::StoreIndirect { src, .. } => {
+                    divisors_of(src, &mut divisors)
+                }
+                Op::Assume { cond } => divisors_of(cond, &mut divisors),
+                Op::Call { args, .. } => args.iter().for_each(|a| divisors_of(a, &mut divisors)),
+                _ => {}
+            }
+            let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
+            for d in divisors {
+                if !todo.iter().any(|(f, x, _)| *f == from && *x == d) {
+                    todo.push((from, d, self.graph[e].src));
+                }
+            }
+        }
+        for (from, d, src) in &todo {
+            let func = self.graph[*from].func;
+            let target = self.add_loc(func, *src, LocKind::DivByZero);
+            let cond = Expr::bin(BinOp::Eq, d.clone(), Expr::Int(0));
+            self.add_edge(*from, target, Op::Assume { cond }, *src);
         }
         todo.len()
     }
@@ -723,6 +773,23 @@ impl Program {
     pub fn step_edge(&self, s: Step) -> &Edge {
         match s {
             Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => &self.graph[e],
+        }
+    }
+}
+
+/// The divisors of `e` (of `/` and `%`, innermost first) that are not non-zero
+/// constants.
+fn divisors_of(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Int(_) | Expr::Null | Expr::Var(_) => {}
+        Expr::Unary(_, a) | Expr::Cast(_, a) => divisors_of(a, out),
+        Expr::Binary(op, a, b) => {
+            divisors_of(a, out);
+            divisors_of(b, out);
+            let constant = matches!(**b, Expr::Int(c) if c != 0);
+            if matches!(op, BinOp::Div | BinOp::Rem) && !constant && !out.contains(b) {
+                out.push((**b).clone());
+            }
         }
     }
 }

@@ -25,8 +25,9 @@ pub enum Command {
     /// Verify that no call to reach_error() (or a failing assert) is reachable.
     ///
     /// SAFE (exit 0) comes with a checked proof that also shows no pointer is NULL where
-    /// it is dereferenced (after undefined behaviour C allows anything); a reachable
-    /// NULL dereference answers UNKNOWN and names it. UNSAFE (exit 10) comes with a
+    /// it is dereferenced and no divisor is zero (after undefined behaviour C allows
+    /// anything); a reachable NULL dereference or division by zero answers UNKNOWN and
+    /// names it. UNSAFE (exit 10) comes with a
     /// counterexample that replays; UNKNOWN (exit 20) with the reason.
     Verify {
         /// The C file.

@@ -68,6 +68,8 @@ pub enum Outcome {
     Blocked { src: SrcLoc },
     /// A memory-safety violation.
     MemError { kind: MemErrorKind, src: SrcLoc },
+    /// A division (`/` or `%`) by zero.
+    DivByZero { src: SrcLoc },
     /// The step limit was hit.
     StepLimit,
     /// Replay only: the path does not match the program under the given inputs.
@@ -82,10 +84,10 @@ impl Outcome {
         matches!(self, Outcome::Error { .. })
     }
     /// True if the run ended in undefined behaviour (every [`MemErrorKind`]: invalid
-    /// dereference, use after free, double or invalid free), after which C allows
-    /// anything, `reach_error()` included.
+    /// dereference, use after free, double or invalid free; division by zero), after
+    /// which C allows anything, `reach_error()` included.
     pub fn is_undefined_behaviour(&self) -> bool {
-        matches!(self, Outcome::MemError { .. })
+        matches!(self, Outcome::MemError { .. } | Outcome::DivByZero { .. })
     }
 }
 
@@ -96,6 +98,7 @@ impl fmt::Display for Outcome {
             Outcome::Exit => write!(f, "terminated normally"),
             Outcome::Blocked { src } => write!(f, "blocked by an assumption at {src}"),
             Outcome::MemError { kind, src } => write!(f, "memory error {kind:?} at {src}"),
+            Outcome::DivByZero { src } => write!(f, "division by zero at {src}"),
             Outcome::StepLimit => write!(f, "step limit reached"),
             Outcome::Diverged { step, reason } => {
                 write!(f, "replay diverged at step {step}: {reason}")
@@ -635,6 +638,7 @@ impl<'a> Machine<'a> {
                         src: loc.src,
                     })
                 }
+                LocKind::DivByZero => return Ok(Outcome::DivByZero { src: loc.src }),
                 _ => {}
             }
             let edges: Vec<(EdgeId, Node)> = self
@@ -744,6 +748,8 @@ impl<'a> Machine<'a> {
                 kind: MemErrorKind::NullDeref,
                 src: loc.src,
             }
+        } else if loc.kind == LocKind::DivByZero {
+            Outcome::DivByZero { src: loc.src }
         } else {
             Outcome::Diverged {
                 step: path.len(),
@@ -767,12 +773,7 @@ fn int_binop(op: BinOp, x: i64, y: i64, src: SrcLoc) -> Res<i64> {
         Add => x.wrapping_add(y),
         Sub => x.wrapping_sub(y),
         Mul => x.wrapping_mul(y),
-        Div | Rem if y == 0 => {
-            return stop(Outcome::Stuck {
-                src,
-                reason: "division by zero".into(),
-            })
-        }
+        Div | Rem if y == 0 => return stop(Outcome::DivByZero { src }),
         Div => x.wrapping_div(y),
         Rem => x.wrapping_rem(y),
         Shl => x.wrapping_shl(y as u32),
@@ -863,7 +864,9 @@ pub fn run_inputs(prog: &Program, inputs: &Inputs, limits: &Limits) -> Run {
 /// Replays `path` from [`Program::entry`] with the choices in `inputs`. Ends with
 /// [`Outcome::Error`] iff every step executes as given and the path ends at an error
 /// location, with [`Outcome::MemError`] of kind [`MemErrorKind::NullDeref`] at the
-/// target of a NULL-dereference check ([`Program::add_null_deref_checks`]); otherwise
+/// target of a NULL-dereference check ([`Program::add_null_deref_checks`]) and with
+/// [`Outcome::DivByZero`] at that of a division-by-zero check
+/// ([`Program::add_div_by_zero_checks`]); otherwise
 /// says where it diverged (or the memory error it hit).
 pub fn replay_path(prog: &Program, path: &[Step], inputs: &Inputs, limits: &Limits) -> Run {
     let mut m = Machine::new(

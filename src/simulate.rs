@@ -59,6 +59,7 @@ fn outcome_kind(o: &Outcome) -> &'static str {
         Outcome::Exit => "exit",
         Outcome::Blocked { .. } => "blocked",
         Outcome::MemError { .. } => "memory-error",
+        Outcome::DivByZero { .. } => "division-by-zero",
         Outcome::StepLimit => "step-limit",
         Outcome::Diverged { .. } => "diverged",
         Outcome::Stuck { .. } => "stuck",
@@ -85,7 +86,9 @@ pub fn run_simulate(file: &Path, o: &SimOptions) -> i32 {
     for seed in o.seed..o.seed.saturating_add(o.runs) {
         let run = run_random(&prog, seed, &limits);
         *outcomes.entry(outcome_kind(&run.outcome)).or_default() += 1;
-        if let Outcome::MemError { .. } | Outcome::Stuck { .. } = run.outcome {
+        if let Outcome::MemError { .. } | Outcome::DivByZero { .. } | Outcome::Stuck { .. } =
+            run.outcome
+        {
             if memory_errors.len() < 3 {
                 memory_errors.push(format!("seed {seed}: {}", run.outcome));
             }

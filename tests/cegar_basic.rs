@@ -225,6 +225,42 @@ fn safety_that_needs_heap_contents_is_unknown_not_safe() {
 }
 
 #[test]
+fn a_bug_the_refinement_cannot_explain_is_found_by_random_runs() {
+    // predicate abstraction alone cannot see heap contents: its refinement fails on
+    // the shortest error path (no iteration, p->d == 0), and the answer used to be
+    // UNKNOWN although two iterations reach the error
+    let d = tmp();
+    let f = write(
+        d.path(),
+        "heap_bug.c",
+        "struct s { int d; };\nint main(void) {\n  struct s *p = malloc(sizeof(struct s));\n  if (!p) return 0;\n  p->d = 0;\n  while (__VERIFIER_nondet_int()) p->d = p->d + 1;\n  if (p->d == 2) reach_error();\n  return 0;\n}\n",
+    );
+    let cex = d.path().join("cex.json");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--domains",
+        "pred",
+        "--cex",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 10, "{out}");
+    assert!(
+        out.contains("the abstraction gave up (refinement failed")
+            && out.contains("reaches the error, a path of"),
+        "{out}"
+    );
+    // the counterexample is a path Z3 finds feasible, and it replays
+    let (code, out) = shapemc(&[
+        "simulate",
+        f.to_str().unwrap(),
+        "--replay",
+        cex.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 10, "{out}");
+}
+
+#[test]
 fn limits_and_front_end_errors_have_their_exit_codes() {
     let d = tmp();
     let f = write(d.path(), "loop.c", LOOP_SAFE);

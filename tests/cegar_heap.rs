@@ -224,6 +224,23 @@ fn a_null_dereference_on_the_way_to_the_error_is_never_safe() {
 }
 
 #[test]
+fn a_division_by_zero_on_the_way_to_the_error_is_never_safe() {
+    // the path formula and the interpreter stopped a path at `100 / d` with d == 0,
+    // so the error after it looked unreachable: SAFE (a wrong answer)
+    let first = assert_unknown(&data("div_zero_bug.c"));
+    assert!(
+        first.starts_with("UNKNOWN: undefined behaviour is reachable (1 division by zero)"),
+        "{first}"
+    );
+    assert!(
+        first.contains("div_zero_bug.c:11:11: division by zero (`main::d` is 0)"),
+        "{first}"
+    );
+    // guarded divisions (`/` and `%`): SAFE, the certificate covers the targets
+    assert_safe_with_certificate(&data("div_zero_safe.c"));
+}
+
+#[test]
 fn a_use_after_free_seen_by_a_random_run_blocks_safe() {
     // the read through the freed pointer decides nothing, so the proof of
     // unreachability exists; the read is undefined behaviour all the same

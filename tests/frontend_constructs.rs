@@ -711,6 +711,37 @@ fn allocation_type_flows_through_conditional() {
 }
 
 #[test]
+fn division_by_zero_checks_sit_beside_every_division_by_a_variable() {
+    let src = "int g(int a) { return a; }
+        int main(void) {
+          int a = 7, b = 2, c = 3;
+          int x = a / 2;          /* constant divisor: no check */
+          int y = a / b + a % b;  /* one check for b */
+          if (a / c > 1)          /* one check for c, shared by both branches */
+            y = g(y % (c - 1));   /* the divisor expression c - 1 */
+          return x + y;
+        }";
+    let mut p = lower(src);
+    let edges = p.graph.edge_count();
+    assert_eq!(p.add_div_by_zero_checks(), 3);
+    let mut checks = Vec::new();
+    for e in p.graph.edge_indices().skip(edges) {
+        let (_, to) = p.graph.edge_endpoints(e).unwrap();
+        assert_eq!(p.graph[to].kind, LocKind::DivByZero);
+        assert!(p.is_error(to) && p.is_undefined_target(to) && !p.is_null_deref(to));
+        checks.push(p.op_str(&p.graph[e].op));
+    }
+    assert_eq!(
+        checks,
+        vec![
+            "assume(main::b == 0)",
+            "assume(main::c == 0)",
+            "assume(main::c - 1 == 0)"
+        ]
+    );
+}
+
+#[test]
 fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
     let src = "struct s { int a; struct s *n; };
         int main(void) {

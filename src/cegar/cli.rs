@@ -143,15 +143,17 @@ pub struct VerifyReport {
 }
 
 /// The program `verify` and `check-certificate` analyse: `file` parsed
-/// ([`load_for_cli`]) with NULL-dereference checks added
-/// ([`crate::cfa::Program::add_null_deref_checks`]), so that a proof covers them.
+/// ([`load_for_cli`]) with NULL-dereference and division-by-zero checks added
+/// ([`crate::cfa::Program::add_null_deref_checks`],
+/// [`crate::cfa::Program::add_div_by_zero_checks`]), so that a proof covers them.
 pub fn load_for_verification(
     file: &Path,
     malloc_never_fails: bool,
 ) -> Result<crate::cfa::Program, i32> {
     let mut prog = load_for_cli(file, malloc_never_fails)?;
     let checks = prog.add_null_deref_checks();
-    tracing::debug!("{checks} NULL-dereference checks added");
+    let divs = prog.add_div_by_zero_checks();
+    tracing::debug!("{checks} NULL-dereference and {divs} division-by-zero checks added");
     Ok(prog)
 }
 

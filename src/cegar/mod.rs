@@ -23,7 +23,7 @@ pub mod predicates;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
 use crate::cert::{check_until, CertError, Certificate};
-use crate::cfa::{Node, Program, Step};
+use crate::cfa::{LocKind, Node, Program, Step};
 use crate::cpa::Cpa;
 use crate::interp::{render_trace, replay_path, Limits};
 use crate::simulate::Counterexample;
@@ -246,6 +246,86 @@ pub const SANITY_RUNS: u64 = 64;
 /// Step limit of each of those runs.
 pub const SANITY_STEPS: usize = 20_000;
 
+/// Random runs tried before an UNKNOWN answer ([`hunt_error`]).
+pub const HUNT_RUNS: u64 = 256;
+/// Wall-clock budget of those runs.
+const HUNT_BUDGET: Duration = Duration::from_secs(2);
+
+/// The first of [`HUNT_RUNS`] random runs (within [`HUNT_BUDGET`]) that reaches an
+/// error location, as a counterexample: its path must be feasible for Z3 and replay to
+/// the error with Z3's model (the same evidence as an UNSAFE from the ART). Used when
+/// the abstraction gives up, so that a bug a refinement cannot explain (data the
+/// domains do not track, a limit) is still reported.
+fn hunt_error(
+    prog: &Program,
+    opts: &CegarOptions,
+    deadline: Option<Instant>,
+) -> Option<(u64, Counterexample)> {
+    // past the deadline (a time limit ended the search) only a short look
+    let now = Instant::now();
+    let mut stop = now + HUNT_BUDGET;
+    if let Some(d) = deadline {
+        stop = stop.min(d.max(now) + HUNT_BUDGET / 4);
+    }
+    let limits = Limits {
+        max_steps: SANITY_STEPS,
+        malloc_never_fails: prog.malloc_never_fails,
+    };
+    for seed in 0..HUNT_RUNS {
+        if Instant::now() >= stop {
+            return None;
+        }
+        let run = crate::interp::run_random(prog, seed, &limits);
+        if !run.outcome.is_error() {
+            continue;
+        }
+        let smt = SmtOptions {
+            timeout_ms: opts.smt_timeout_ms,
+            ..SmtOptions::default()
+        };
+        let model = match crate::smt::check_path_with(prog, &run.trace, &smt) {
+            Ok(crate::smt::Feasibility::Feasible(m)) => m,
+            other => {
+                tracing::warn!(
+                    "random run {seed} reaches the error but its path is not feasible for Z3: {}",
+                    match other {
+                        Ok(_) => "infeasible".to_string(),
+                        Err(e) => e.to_string(),
+                    }
+                );
+                continue;
+            }
+        };
+        let inputs = model.to_inputs();
+        let replay_limits = Limits {
+            max_steps: run.trace.len() + 10,
+            malloc_never_fails: prog.malloc_never_fails,
+        };
+        let replay = replay_path(prog, &run.trace, &inputs, &replay_limits);
+        if !replay.outcome.is_error() {
+            tracing::warn!(
+                "random run {seed}: Z3's model does not replay ({})",
+                replay.outcome
+            );
+            continue;
+        }
+        return Some((
+            seed,
+            Counterexample {
+                format: Counterexample::FORMAT.into(),
+                file: prog.file.display().to_string(),
+                path: run.trace,
+                inputs,
+                trace: render_trace(prog, &replay)
+                    .lines()
+                    .map(|l| l.to_string())
+                    .collect(),
+            },
+        ));
+    }
+    None
+}
+
 /// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
 /// valid certificate (and [`SANITY_RUNS`] random runs that miss the error and every
 /// memory error), nor UNSAFE without a replayed counterexample; a replayed path to a
@@ -275,7 +355,7 @@ where
     };
     // NULL dereferences found reachable (replayed): never SAFE after one, but the
     // search goes on, since a real error path still makes the answer UNSAFE.
-    let mut undefined: Vec<String> = Vec::new();
+    let mut undefined: Vec<(LocKind, String)> = Vec::new();
     let finish = |verdict: Verdict,
                   mut stats: Stats,
                   art: &Art<St<A>>,
@@ -297,11 +377,24 @@ where
             log,
         }
     };
-    // Ends the run with UNKNOWN and the reason (no certificate, no counterexample).
+    // Ends the run with UNKNOWN and the reason (no certificate, no counterexample),
+    // unless a random run finds an error path that Z3 and the replay confirm.
     macro_rules! give_up {
         ($why:expr) => {{
             let mut why: String = $why;
-            if let Some(first) = undefined.first() {
+            let t = Instant::now();
+            let hunt = hunt_error(prog, opts, deadline);
+            stats.time_replay_s += t.elapsed().as_secs_f64();
+            if let Some((seed, cex)) = hunt {
+                let line = format!(
+                    "the abstraction gave up ({why}); random run {seed} reaches the error, a path of {} steps that Z3 finds feasible and that replays",
+                    cex.path.len()
+                );
+                tracing::info!("{line}");
+                log.push(line);
+                return finish(Verdict::Unsafe, stats, &art, abs, log, None, Some(cex));
+            }
+            if let Some((_, first)) = undefined.first() {
                 why.push_str(&format!("; undefined behaviour is reachable: {first}"));
             }
             return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
@@ -335,11 +428,21 @@ where
                 }
             }
             BuildOutcome::Complete if !undefined.is_empty() => {
+                let count = |kind: LocKind, one: &str, many: &str| {
+                    let n = undefined.iter().filter(|(k, _)| *k == kind).count();
+                    (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+                };
+                let counts: Vec<String> = [
+                    count(LocKind::NullDeref, "NULL dereference", "NULL dereferences"),
+                    count(LocKind::DivByZero, "division by zero", "divisions by zero"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
                 let why = format!(
-                    "undefined behaviour is reachable ({} NULL dereference{}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
-                    undefined.len(),
-                    if undefined.len() == 1 { "" } else { "s" },
-                    undefined[0]
+                    "undefined behaviour is reachable ({}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
+                    counts.join(", "),
+                    undefined[0].1
                 );
                 return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
             }
@@ -463,20 +566,23 @@ where
                         let run = replay_path(prog, &path, &inputs, &limits);
                         stats.time_replay_s += t.elapsed().as_secs_f64();
                         let at = art.nodes[n].loc;
-                        if prog.is_null_deref(at)
-                            && matches!(
-                                run.outcome,
+                        let kind = prog.graph[at].kind;
+                        let replayed = matches!(
+                            (kind, &run.outcome),
+                            (
+                                LocKind::NullDeref,
                                 crate::interp::Outcome::MemError {
                                     kind: crate::interp::MemErrorKind::NullDeref,
                                     ..
-                                }
-                            )
-                        {
-                            let what = null_deref_str(prog, path.last().copied());
+                                },
+                            ) | (LocKind::DivByZero, crate::interp::Outcome::DivByZero { .. })
+                        );
+                        if replayed {
+                            let what = undefined_str(prog, at, path.last().copied());
                             let line = format!("{what} (a replayed path of {} steps)", path.len());
                             tracing::info!("undefined behaviour: {line}");
                             log.push(format!("undefined behaviour: {line}"));
-                            undefined.push(line);
+                            undefined.push((kind, line));
                             bopts.reached.push(at);
                             continue;
                         }
@@ -609,24 +715,27 @@ fn first_stale<A: Abstraction>(
     })
 }
 
-/// `file:line:col: NULL dereference of `p`` for the last step of a path to a
-/// NULL-dereference target (its `assume(p == NULL)` edge).
-fn null_deref_str(prog: &Program, last: Option<Step>) -> String {
+/// `file:line:col: NULL dereference of `p`` (or `division by zero: `d` is 0`) for the
+/// last step of a path to an undefined-behaviour target (its `assume(p == NULL)` or
+/// `assume(d == 0)` edge).
+fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
     let Some(step) = last else {
-        return "NULL dereference".into();
+        return "undefined behaviour".into();
     };
     let e = prog.step_edge(step);
-    let ptr = match &e.op {
+    let operand = match &e.op {
         crate::cfa::Op::Assume {
             cond: crate::cfa::Expr::Binary(_, a, _),
-        } => prog.expr_str(a),
-        _ => "a pointer".into(),
+        } => Some(prog.expr_str(a)),
+        _ => None,
     };
-    format!(
-        "{}:{}: NULL dereference of `{ptr}`",
-        prog.file.display(),
-        e.src
-    )
+    let what = match (prog.graph[at].kind, operand) {
+        (LocKind::DivByZero, Some(d)) => format!("division by zero (`{d}` is 0)"),
+        (LocKind::DivByZero, None) => "division by zero".into(),
+        (_, Some(p)) => format!("NULL dereference of `{p}`"),
+        (_, None) => "NULL dereference of a pointer".into(),
+    };
+    format!("{}:{}: {what}", prog.file.display(), e.src)
 }
 
 fn short(o: &BuildOutcome) -> String {

@@ -126,6 +126,7 @@ pub fn program_to_text(p: &Program, only: Option<FuncId>) -> String {
             let mark = match tgt {
                 LocKind::Error => " (error)",
                 LocKind::NullDeref => " (NULL dereference)",
+                LocKind::DivByZero => " (division by zero)",
                 LocKind::Sink => " (sink)",
                 _ => "",
             };
@@ -152,7 +153,7 @@ pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
         for n in p.graph.node_indices().filter(|n| p.graph[*n].func == f) {
             let shape = match p.graph[n].kind {
                 LocKind::Error => "doublecircle, color=red",
-                LocKind::NullDeref => "doublecircle, color=orange",
+                LocKind::NullDeref | LocKind::DivByZero => "doublecircle, color=orange",
                 LocKind::Sink => "box",
                 LocKind::FuncEntry => "circle, style=bold",
                 LocKind::FuncExit => "doublecircle",
