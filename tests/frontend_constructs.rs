@@ -734,9 +734,9 @@ fn division_by_zero_checks_sit_beside_every_division_by_a_variable() {
     assert_eq!(
         checks,
         vec![
-            "assume(main::b == 0)",
-            "assume(main::c == 0)",
-            "assume(main::c - 1 == 0)"
+            "assume((main::b == 0))",
+            "assume((main::c == 0))",
+            "assume(((main::c - 1) == 0))"
         ]
     );
 }
