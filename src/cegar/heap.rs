@@ -195,9 +195,10 @@ impl Cpa for HeapCpa {
         }
         out
     }
+    /// Cheapest component first: cubes, then explicit heaps, then shape embeddings.
     fn covers(&self, t: &HeapState, s: &HeapState) -> bool {
-        self.explicit.covers(&t.explicit, &s.explicit)
-            && self.pred.covers(&t.pred, &s.pred)
+        self.pred.covers(&t.pred, &s.pred)
+            && self.explicit.covers(&t.explicit, &s.explicit)
             && self.shape.covers(&t.shape, &s.shape)
     }
     /// Stop-join: the states whose predicate and explicit parts cover `s` may share
@@ -205,8 +206,8 @@ impl Cpa for HeapCpa {
     fn covers_union(&self, ts: &[&HeapState], s: &HeapState) -> Option<Vec<usize>> {
         let cands: Vec<usize> = (0..ts.len())
             .filter(|&i| {
-                self.explicit.covers(&ts[i].explicit, &s.explicit)
-                    && self.pred.covers(&ts[i].pred, &s.pred)
+                self.pred.covers(&ts[i].pred, &s.pred)
+                    && self.explicit.covers(&ts[i].explicit, &s.explicit)
             })
             .collect();
         let shapes: Vec<&crate::shape::ShapeState> = cands.iter().map(|&i| &ts[i].shape).collect();

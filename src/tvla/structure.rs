@@ -338,6 +338,80 @@ pub struct Structure {
     v1: Vec<Kleene>,
     /// predicate-major: `v2[pred * n * n + a * n + b]`
     v2: Vec<Kleene>,
+    /// [`UnarySig`] of the values, computed on first use by [`Structure::embeds_into`]
+    /// and reset by every mutation; not part of equality, order or hash.
+    sig: std::sync::OnceLock<UnarySig>,
+}
+
+/// Aggregated definite unary values of a structure, as bitmasks over the unary
+/// predicates: the predicates true (false) at every node (`all_*`) and at some node
+/// (`some_*`). If `s` embeds into `t` (a surjective map under which every value of `t`
+/// is 1/2 or equal to that of its preimages), each mask of `t` is a subset of `s`'s
+/// (for `s`, `t` with nodes): a cheap test that rejects most non-embeddings.
+#[derive(Clone, Debug)]
+struct UnarySig {
+    /// u64s per node in `node_t` / `node_f`.
+    words: usize,
+    /// Per node (node-major), the unary predicates true / false there.
+    node_t: Vec<u64>,
+    node_f: Vec<u64>,
+    all_t: Vec<u64>,
+    some_t: Vec<u64>,
+    all_f: Vec<u64>,
+    some_f: Vec<u64>,
+}
+
+impl UnarySig {
+    fn of(st: &Structure) -> UnarySig {
+        let nu = st.voc.unary.len();
+        let words = nu.div_ceil(64).max(1);
+        let mut sig = UnarySig {
+            words,
+            node_t: Vec::with_capacity(st.n * words),
+            node_f: Vec::with_capacity(st.n * words),
+            all_t: vec![u64::MAX; words],
+            some_t: vec![0; words],
+            all_f: vec![u64::MAX; words],
+            some_f: vec![0; words],
+        };
+        for u in 0..st.n {
+            let (mut t, mut f) = (vec![0u64; words], vec![0u64; words]);
+            for i in 0..nu {
+                match st.get1(i, u) {
+                    Kleene::True => t[i / 64] |= 1 << (i % 64),
+                    Kleene::False => f[i / 64] |= 1 << (i % 64),
+                    Kleene::Half => {}
+                }
+            }
+            for j in 0..words {
+                sig.all_t[j] &= t[j];
+                sig.some_t[j] |= t[j];
+                sig.all_f[j] &= f[j];
+                sig.some_f[j] |= f[j];
+            }
+            sig.node_t.extend(t);
+            sig.node_f.extend(f);
+        }
+        sig
+    }
+
+    /// Node `u` of this signature's structure has every definite unary value of node
+    /// `x` of `t`'s (each value of `x` is 1/2 or equal to `u`'s).
+    fn node_leq(&self, u: usize, t: &UnarySig, x: usize) -> bool {
+        let w = self.words;
+        let (su, fu) = (&self.node_t[u * w..][..w], &self.node_f[u * w..][..w]);
+        let (tx, fx) = (&t.node_t[x * w..][..w], &t.node_f[x * w..][..w]);
+        (0..w).all(|j| tx[j] & !su[j] == 0 && fx[j] & !fu[j] == 0)
+    }
+
+    /// False only if no structure with this signature can embed into one with `t`'s.
+    fn may_embed_into(&self, t: &UnarySig) -> bool {
+        let sub = |a: &[u64], b: &[u64]| a.iter().zip(b).all(|(x, y)| x & !y == 0);
+        sub(&t.all_t, &self.all_t)
+            && sub(&t.some_t, &self.some_t)
+            && sub(&t.all_f, &self.all_f)
+            && sub(&t.some_f, &self.some_f)
+    }
 }
 
 impl PartialEq for Structure {
@@ -392,6 +466,7 @@ impl Structure {
             n: 0,
             v1: Vec::new(),
             v2: Vec::new(),
+            sig: Default::default(),
         }
     }
 
@@ -477,16 +552,19 @@ impl Structure {
     }
     /// Sets nullary predicate `i`.
     pub fn set0(&mut self, i: usize, k: Kleene) {
+        self.sig = Default::default();
         self.v0[i] = k
     }
     /// Sets unary predicate `i` at `u`.
     pub fn set1(&mut self, i: usize, u: usize, k: Kleene) {
         let nu = self.voc.unary.len();
+        self.sig = Default::default();
         self.v1[u * nu + i] = k
     }
     /// Sets binary predicate `i` at `(a, b)`.
     pub fn set2(&mut self, i: usize, a: usize, b: usize, k: Kleene) {
         let n = self.n;
+        self.sig = Default::default();
         self.v2[i * n * n + a * n + b] = k
     }
     /// Value of predicate `i` of arity `arity` at `at` (as many nodes as the arity).
@@ -546,6 +624,7 @@ impl Structure {
                 }
             }
         }
+        self.sig = Default::default();
         self.v2 = v2;
         self.v1.extend(std::iter::repeat_n(Kleene::False, nu));
         self.n = n + 1;
@@ -602,6 +681,7 @@ impl Structure {
             v0: self.v0.clone(),
             v1,
             v2,
+            sig: Default::default(),
         }
     }
 
@@ -665,6 +745,7 @@ impl Structure {
         }
         let mut t = Structure::empty_voc(self.voc.clone());
         t.v0 = self.v0.clone();
+        t.sig = Default::default();
         for _ in 0..groups.len() {
             t.add_node(Kleene::False);
         }
@@ -858,12 +939,18 @@ impl Structure {
         if !self.v0.iter().zip(&other.v0).all(|(a, b)| a.leq_info(*b)) {
             return false;
         }
-        let nu = self.voc.unary.len();
+        let (a, b) = (
+            self.sig.get_or_init(|| UnarySig::of(self)),
+            other.sig.get_or_init(|| UnarySig::of(other)),
+        );
+        if self.n > 0 && other.n > 0 && !a.may_embed_into(b) {
+            return false;
+        }
         let cands: Vec<Vec<usize>> = (0..self.n)
             .map(|u| {
                 (0..other.n)
                     .filter(|x| {
-                        (0..nu).all(|p| self.get1(p, u).leq_info(other.get1(p, *x)))
+                        a.node_leq(u, b, *x)
                             && (0..self.voc.binary.len())
                                 .all(|p| self.get2(p, u, u).leq_info(other.get2(p, *x, *x)))
                     })
@@ -1119,5 +1206,26 @@ mod tests {
         let mut one = Structure::empty(&c);
         one.add_node(Kleene::False);
         assert!(!Structure::empty(&c).embeds_into(&one));
+    }
+
+    #[test]
+    fn the_cached_signature_follows_mutations() {
+        let c = list_class();
+        let mut f = list(2, 0);
+        let without_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
+        let mut with_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+        // the signatures reject the embedding (pt[y] is true somewhere in one only) ...
+        assert!(!without_y.embeds_into(&with_y));
+        // ... and are recomputed after a change: with pt[y] unknown at node 1 it embeds
+        let (_, y) = with_y.vocab().lookup(&PredSym::with("pt", &["y"])).unwrap();
+        with_y.set1(y, 1, Kleene::Half);
+        assert!(without_y.embeds_into(&with_y));
+        with_y.set1(y, 1, Kleene::True);
+        assert!(!without_y.embeds_into(&with_y));
+        // a clone carries the cache but also resets it on a change
+        let mut copy = with_y.clone();
+        copy.set1(y, 1, Kleene::False);
+        assert!(without_y.embeds_into(&copy) && copy.embeds_into(&without_y));
     }
 }
