@@ -523,6 +523,14 @@ impl Program {
         todo.len()
     }
 
+    /// Both kinds of undefined-behaviour targets `verify` proves unreachable:
+    /// [`Program::add_null_deref_checks`] and [`Program::add_div_by_zero_checks`].
+    /// Returns the numbers of checks added (NULL dereference, division by zero).
+    pub fn add_undefined_behaviour_checks(&mut self) -> (usize, usize) {
+        let null = self.add_null_deref_checks();
+        (null, self.add_div_by_zero_checks())
+    }
+
     /// Makes divisions by zero targets: beside every edge whose expressions divide by
     /// a divisor `d` that is not a non-zero constant (`a / d`, `a % d`) it adds an edge
     /// `assume(d == 0)` to a new [`LocKind::DivByZero`] location of the same function

@@ -105,6 +105,11 @@ pub enum Command {
         /// Assume malloc/calloc never return NULL.
         #[arg(long)]
         malloc_never_fails: bool,
+        /// Also show the undefined-behaviour targets `verify` adds and proves
+        /// unreachable: `assume(p == NULL)` beside every dereference, `assume(d == 0)`
+        /// beside every division by a non-constant.
+        #[arg(long)]
+        checks: bool,
     },
     /// Shape-class generator library: `scg list`, `scg check FILE`.
     Scg {
@@ -171,10 +176,12 @@ pub fn run(cli: Cli) -> i32 {
             function,
             format,
             malloc_never_fails,
+            checks,
         } => crate::frontend::run_cfa_command(
             &file,
             function.as_deref(),
             format,
+            checks,
             &crate::frontend::FrontendOptions {
                 malloc_never_fails,
                 ..Default::default()

@@ -612,6 +612,20 @@ fn cli_cfa_command_exit_codes() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("main::x = 1"), "{text}");
+    // --checks shows the undefined-behaviour targets verify adds
+    let div = write_src("int main() { int x = 7, y = 1; return x / y; }\n");
+    for (args, shown) in [(&[][..], false), (&["--checks"][..], true)] {
+        let out = std::process::Command::new(bin)
+            .arg("cfa")
+            .arg(&div)
+            .args(args)
+            .output()
+            .expect("run shapemc");
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.contains("(division by zero)"), shown, "{text}");
+    }
+    std::fs::remove_file(&div).ok();
     for fmt in ["dot", "json"] {
         let out = std::process::Command::new(bin)
             .args(["cfa", ok.to_str().expect("utf8"), "--format", fmt])

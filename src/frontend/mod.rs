@@ -211,20 +211,25 @@ pub fn load_for_cli(file: &Path, malloc_never_fails: bool) -> Result<Program, i3
     })
 }
 
-/// `shapemc cfa FILE`: prints the CFA and returns the process exit code.
+/// `shapemc cfa FILE`: prints the CFA (with `checks`, plus the undefined-behaviour
+/// targets `verify` adds) and returns the process exit code.
 pub fn run_cfa_command(
     file: &Path,
     function: Option<&str>,
     format: CfaFormat,
+    checks: bool,
     opts: &FrontendOptions,
 ) -> i32 {
-    let prog = match parse_file(file, opts) {
+    let mut prog = match parse_file(file, opts) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
             return e.exit_code();
         }
     };
+    if checks {
+        prog.add_undefined_behaviour_checks();
+    }
     let only = match function {
         None => None,
         Some(name) => match prog.function(name) {
