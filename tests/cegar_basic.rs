@@ -2,11 +2,13 @@
 //! written to a temporary directory, verdicts, exit codes, certificates (checked and
 //! corrupted) and counterexamples (replayed with `simulate --replay`).
 
+mod cli_util;
+
+use cli_util::*;
 use shapemc::cegar::cli::{check_parsed, verify_file, Domains, PredCertificate, VerifyArgs};
 use shapemc::cegar::Verdict;
 use shapemc::frontend::{parse_file, FrontendOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const HEADER: &str = "extern void reach_error(void);\n\
 extern int __VERIFIER_nondet_int(void);\n\
@@ -33,17 +35,6 @@ fn verify(file: &Path) -> shapemc::cegar::cli::VerifyReport {
         Ok(r) => r,
         Err(code) => panic!("front end failed with exit code {code}"),
     }
-}
-
-fn shapemc(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
 }
 
 const LOOP_SAFE: &str = "int main(void) {\n  int x = 0;\n  while (x < 10) x++;\n  if (x != 10) reach_error();\n  return 0;\n}\n";

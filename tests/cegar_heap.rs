@@ -3,36 +3,20 @@
 //! alone decides them), certificates re-checked (and corrupted), counterexamples
 //! replayed with `simulate --replay`; the gdsl/seeds benchmarks (long, `#[ignore]`d).
 
+mod cli_util;
+
+use cli_util::*;
 use shapemc::cegar::cli::{verify_file, Domains, VerifyArgs};
 use shapemc::cegar::heap::check_heap_certificate;
 use shapemc::cegar::Verdict;
 use shapemc::frontend::{parse_file, FrontendOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/cegar")
         .join(name)
-}
-
-fn shapemc(args: &[&str]) -> (i32, String) {
-    shapemc_with(args, None)
-}
-
-/// `shapemc ARGS` with the SCG library directory `lib` (`SHAPEMC_SCG_LIBRARY`) if given.
-fn shapemc_with(args: &[&str], lib: Option<&Path>) -> (i32, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_shapemc"));
-    cmd.args(args);
-    if let Some(l) = lib {
-        cmd.env("SHAPEMC_SCG_LIBRARY", l);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
 }
 
 /// `check-certificate` of `cert` (written to a file) against `file` says INVALID, exit 1.
