@@ -123,23 +123,8 @@ fn corrupted_certificates_are_rejected() {
 fn off_by_one_loop_is_unsafe_and_the_counterexample_replays() {
     let d = tmp();
     let f = write(d.path(), "bug.c", &LOOP_SAFE.replace("x < 10", "x < 11"));
-    let cex = d.path().join("bug.cex");
-    let (code, out) = shapemc(&[
-        "verify",
-        f.to_str().unwrap(),
-        "--cex",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!(out.lines().next(), Some("UNSAFE"), "{out}");
-    assert_eq!(code, 10);
+    let out = assert_unsafe_with_replay_using(&f, &[], None);
     assert!(out.contains("reach_error()"), "trace lines: {out}");
-    let (code, out) = shapemc(&[
-        "simulate",
-        f.to_str().unwrap(),
-        "--replay",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 10, "{out}");
 }
 
 #[test]
@@ -226,29 +211,13 @@ fn a_bug_the_refinement_cannot_explain_is_found_by_random_runs() {
         "heap_bug.c",
         "struct s { int d; };\nint main(void) {\n  struct s *p = malloc(sizeof(struct s));\n  if (!p) return 0;\n  p->d = 0;\n  while (__VERIFIER_nondet_int()) p->d = p->d + 1;\n  if (p->d == 2) reach_error();\n  return 0;\n}\n",
     );
-    let cex = d.path().join("cex.json");
-    let (code, out) = shapemc(&[
-        "verify",
-        f.to_str().unwrap(),
-        "--domains",
-        "pred",
-        "--cex",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 10, "{out}");
+    // the counterexample is a path Z3 finds feasible, and it replays
+    let out = assert_unsafe_with_replay_using(&f, &["--domains", "pred"], None);
     assert!(
         out.contains("the abstraction gave up (refinement failed")
             && out.contains("reaches the error, a path of"),
         "{out}"
     );
-    // the counterexample is a path Z3 finds feasible, and it replays
-    let (code, out) = shapemc(&[
-        "simulate",
-        f.to_str().unwrap(),
-        "--replay",
-        cex.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 10, "{out}");
 }
 
 #[test]

@@ -87,39 +87,6 @@ fn assert_unsafe_with_replay(file: &Path) {
     assert_unsafe_with_replay_using(file, &[], None);
 }
 
-/// [`assert_unsafe_with_replay`] with extra `verify` options and an SCG library.
-fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str], lib: Option<&Path>) {
-    let d = tempfile::tempdir().unwrap();
-    let cex = d.path().join("c.cex");
-    let mut argv = vec![
-        "verify",
-        file.to_str().unwrap(),
-        "--timeout",
-        "60",
-        "--cex",
-        cex.to_str().unwrap(),
-    ];
-    argv.extend_from_slice(extra);
-    let (code, out) = shapemc_with(&argv, lib);
-    assert_eq!(
-        out.lines().next(),
-        Some("UNSAFE"),
-        "{}: {out}",
-        file.display()
-    );
-    assert_eq!(code, 10);
-    let (code, out) = shapemc_with(
-        &[
-            "simulate",
-            file.to_str().unwrap(),
-            "--replay",
-            cex.to_str().unwrap(),
-        ],
-        lib,
-    );
-    assert_eq!(code, 10, "{}: {out}", file.display());
-}
-
 #[test]
 fn fixed_dll_of_three_nodes() {
     assert_safe_with_certificate(&data("list3_safe.c"));

@@ -23,3 +23,37 @@ pub fn shapemc_with(args: &[&str], lib: Option<&Path>) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
     )
 }
+
+/// `verify FILE EXTRA... --cex C` (with the SCG library `lib`, if given) answers
+/// UNSAFE with exit 10, and `simulate FILE --replay C` reaches the error (exit 10).
+/// Returns the output of `verify`.
+pub fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str], lib: Option<&Path>) -> String {
+    let d = tempfile::tempdir().expect("temporary directory");
+    let cex = d.path().join("c.cex");
+    let mut argv = vec![
+        "verify",
+        file.to_str().expect("utf8 path"),
+        "--timeout",
+        "60",
+        "--cex",
+        cex.to_str().expect("utf8 path"),
+    ];
+    argv.extend_from_slice(extra);
+    let (code, out) = shapemc_with(&argv, lib);
+    assert_eq!(
+        out.lines().next(),
+        Some("UNSAFE"),
+        "{}: {out}",
+        file.display()
+    );
+    assert_eq!(code, 10);
+    let replay = [
+        "simulate",
+        file.to_str().expect("utf8 path"),
+        "--replay",
+        cex.to_str().expect("utf8 path"),
+    ];
+    let (code, replayed) = shapemc_with(&replay, lib);
+    assert_eq!(code, 10, "{}: {replayed}", file.display());
+    out
+}
