@@ -338,6 +338,11 @@ pub enum Op {
     Free { ptr: VarId },
     /// Continue only if `cond` evaluates to non-zero.
     Assume { cond: Expr },
+    /// Continue only if `ptr` is neither NULL nor the address of a live object of
+    /// struct `strukt`: an access through it would be a use after free or an invalid
+    /// dereference (the edge to a [`LocKind::InvalidDeref`] target,
+    /// [`Program::add_invalid_deref_checks`]).
+    AssumeInvalid { ptr: VarId, strukt: StructId },
     /// Call `callee` with `args` (pure), assigning its return value to `ret` if given.
     /// The edge goes from the call site to the return site in the caller.
     Call {
@@ -368,6 +373,11 @@ pub enum LocKind {
     /// the sibling edge divides by zero (`/` or `%`), undefined behaviour like
     /// [`LocKind::NullDeref`].
     DivByZero,
+    /// The target of an invalid-dereference check
+    /// ([`Program::add_invalid_deref_checks`]): the sibling access goes through a
+    /// dangling (freed) or garbage pointer, undefined behaviour like
+    /// [`LocKind::NullDeref`].
+    InvalidDeref,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -469,14 +479,17 @@ impl Program {
     pub fn is_error(&self, n: Node) -> bool {
         matches!(
             self.graph[n].kind,
-            LocKind::Error | LocKind::NullDeref | LocKind::DivByZero
+            LocKind::Error | LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref
         )
     }
 
-    /// True if `n` is the target of an undefined-behaviour check (NULL dereference or
-    /// division by zero), not a `reach_error()` call.
+    /// True if `n` is the target of an undefined-behaviour check (NULL dereference,
+    /// division by zero, invalid dereference), not a `reach_error()` call.
     pub fn is_undefined_target(&self, n: Node) -> bool {
-        matches!(self.graph[n].kind, LocKind::NullDeref | LocKind::DivByZero)
+        matches!(
+            self.graph[n].kind,
+            LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref
+        )
     }
 
     /// True if `n` is the target of a NULL-dereference check.
@@ -523,12 +536,44 @@ impl Program {
         todo.len()
     }
 
-    /// Both kinds of undefined-behaviour targets `verify` proves unreachable:
-    /// [`Program::add_null_deref_checks`] and [`Program::add_div_by_zero_checks`].
-    /// Returns the numbers of checks added (NULL dereference, division by zero).
-    pub fn add_undefined_behaviour_checks(&mut self) -> (usize, usize) {
+    /// The undefined-behaviour targets `verify` proves unreachable:
+    /// [`Program::add_null_deref_checks`], [`Program::add_invalid_deref_checks`] and
+    /// [`Program::add_div_by_zero_checks`]. Returns the numbers of checks added (NULL
+    /// dereference, invalid dereference, division by zero).
+    pub fn add_undefined_behaviour_checks(&mut self) -> (usize, usize, usize) {
         let null = self.add_null_deref_checks();
-        (null, self.add_div_by_zero_checks())
+        let invalid = self.add_invalid_deref_checks();
+        (null, invalid, self.add_div_by_zero_checks())
+    }
+
+    /// Makes dereferences of dangling (freed) and garbage pointers targets: beside
+    /// every `Load`, `Store` and `FieldAddr` through a pointer `p` to struct `S` it adds
+    /// an edge `assume_invalid(p)` ([`Op::AssumeInvalid`]) to a new
+    /// [`LocKind::InvalidDeref`] location of the same function and source position.
+    /// Like [`Program::add_null_deref_checks`]: pointers that only hold stack objects
+    /// are skipped, only nodes and edges are appended, each check after its sibling.
+    /// Returns the number of checks added.
+    pub fn add_invalid_deref_checks(&mut self) -> usize {
+        let stack_only = self.stack_only_pointers();
+        let mut todo = Vec::new();
+        for e in self.graph.edge_indices() {
+            let (ptr, strukt) = match &self.graph[e].op {
+                Op::Load { ptr, field, .. }
+                | Op::Store { ptr, field, .. }
+                | Op::FieldAddr { ptr, field, .. } => (*ptr, field.strukt),
+                _ => continue,
+            };
+            if !stack_only[ptr] {
+                let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
+                todo.push((from, ptr, strukt, self.graph[e].src));
+            }
+        }
+        for &(from, ptr, strukt, src) in &todo {
+            let func = self.graph[from].func;
+            let target = self.add_loc(func, src, LocKind::InvalidDeref);
+            self.add_edge(from, target, Op::AssumeInvalid { ptr, strukt }, src);
+        }
+        todo.len()
     }
 
     /// Makes divisions by zero targets: beside every edge whose expressions divide by
@@ -643,6 +688,7 @@ impl Program {
             }
             Op::Free { ptr } => format!("free({})", v(ptr)),
             Op::Assume { cond } => format!("assume({})", self.expr_str(cond)),
+            Op::AssumeInvalid { ptr, .. } => format!("assume_invalid({})", v(ptr)),
             Op::Call { callee, args, ret } => {
                 let args: Vec<String> = args.iter().map(|a| self.expr_str(a)).collect();
                 let call = format!("{}({})", self.functions[*callee].name, args.join(", "));

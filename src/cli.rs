@@ -25,9 +25,9 @@ pub enum Command {
     /// Verify that no call to reach_error() (or a failing assert) is reachable.
     ///
     /// SAFE (exit 0) comes with a checked proof that also shows no pointer is NULL where
-    /// it is dereferenced and no divisor is zero (after undefined behaviour C allows
-    /// anything); a reachable NULL dereference or division by zero answers UNKNOWN and
-    /// names it. UNSAFE (exit 10) comes with a
+    /// it is dereferenced, no struct pointer dangles where it is dereferenced, and no
+    /// divisor is zero (after undefined behaviour C allows anything); such undefined
+    /// behaviour, when reachable, answers UNKNOWN and names it. UNSAFE (exit 10) comes with a
     /// counterexample that replays; UNKNOWN (exit 20) with the reason.
     Verify {
         /// The C file.
@@ -106,8 +106,8 @@ pub enum Command {
         #[arg(long)]
         malloc_never_fails: bool,
         /// Also show the undefined-behaviour targets `verify` adds and proves
-        /// unreachable: `assume(p == NULL)` beside every dereference, `assume(d == 0)`
-        /// beside every division by a non-constant.
+        /// unreachable: `assume(p == NULL)` and `assume_invalid(p)` beside every
+        /// dereference, `assume(d == 0)` beside every division by a non-constant.
         #[arg(long)]
         checks: bool,
     },

@@ -553,6 +553,17 @@ impl<'a> Machine<'a> {
                 }
             },
             Op::Assume { cond } => return Ok(self.eval(cond, src)?.truthy()),
+            // taken iff an access through `ptr` would not reach a live object: a
+            // dangling (freed) or garbage pointer (NULL is the other check's)
+            Op::AssumeInvalid { ptr, .. } => {
+                return Ok(match self.vars[*ptr] {
+                    Val::Ptr(Ptr::Null) | Val::Int(0) => false,
+                    Val::Ptr(Ptr::Obj { obj, off }) => {
+                        !(off == 0 && self.objects[obj as usize].live)
+                    }
+                    Val::Ptr(Ptr::Garbage(_)) | Val::Int(_) => true,
+                })
+            }
             Op::Call { .. } => {
                 return stop(Outcome::Stuck {
                     src,
@@ -639,6 +650,12 @@ impl<'a> Machine<'a> {
                     })
                 }
                 LocKind::DivByZero => return Ok(Outcome::DivByZero { src: loc.src }),
+                LocKind::InvalidDeref => {
+                    return Ok(Outcome::MemError {
+                        kind: MemErrorKind::InvalidDeref,
+                        src: loc.src,
+                    })
+                }
                 _ => {}
             }
             let edges: Vec<(EdgeId, Node)> = self
@@ -750,6 +767,11 @@ impl<'a> Machine<'a> {
             }
         } else if loc.kind == LocKind::DivByZero {
             Outcome::DivByZero { src: loc.src }
+        } else if loc.kind == LocKind::InvalidDeref {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidDeref,
+                src: loc.src,
+            }
         } else {
             Outcome::Diverged {
                 step: path.len(),

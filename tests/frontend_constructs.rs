@@ -796,4 +796,23 @@ fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
     }
     assert!(checks.iter().all(|c| c.contains("== NULL")), "{checks:?}");
     assert!(!checks.iter().any(|c| c.contains("local")), "{checks:?}");
+    // invalid (dangling, garbage) dereferences: beside the struct accesses, not `*q`
+    let edges = p.graph.edge_count();
+    assert_eq!(p.add_invalid_deref_checks(), 4);
+    let mut invalid = Vec::new();
+    for e in p.graph.edge_indices().skip(edges) {
+        let (_, to) = p.graph.edge_endpoints(e).unwrap();
+        assert_eq!(p.graph[to].kind, LocKind::InvalidDeref);
+        assert!(p.is_error(to) && p.is_undefined_target(to));
+        invalid.push(p.op_str(&p.graph[e].op));
+    }
+    // p three times, the temporary holding p->n once
+    assert_eq!(
+        invalid
+            .iter()
+            .filter(|c| *c == "assume_invalid(main::p)")
+            .count(),
+        3,
+        "{invalid:?}"
+    );
 }

@@ -151,8 +151,10 @@ pub fn load_for_verification(
     malloc_never_fails: bool,
 ) -> Result<crate::cfa::Program, i32> {
     let mut prog = load_for_cli(file, malloc_never_fails)?;
-    let (checks, divs) = prog.add_undefined_behaviour_checks();
-    tracing::debug!("{checks} NULL-dereference and {divs} division-by-zero checks added");
+    let (null, invalid, divs) = prog.add_undefined_behaviour_checks();
+    tracing::debug!(
+        "{null} NULL-dereference, {invalid} invalid-dereference and {divs} division-by-zero checks added"
+    );
     Ok(prog)
 }
 

@@ -435,6 +435,11 @@ where
                 let counts: Vec<String> = [
                     count(LocKind::NullDeref, "NULL dereference", "NULL dereferences"),
                     count(LocKind::DivByZero, "division by zero", "divisions by zero"),
+                    count(
+                        LocKind::InvalidDeref,
+                        "invalid dereference",
+                        "invalid dereferences",
+                    ),
                 ]
                 .into_iter()
                 .flatten()
@@ -478,8 +483,9 @@ where
                             malloc_never_fails: prog.malloc_never_fails,
                         };
                         // a run ending in undefined behaviour blocks SAFE too: the proof
-                        // covers NULL dereferences, but paths through other invalid
-                        // accesses (use after free) just stop
+                        // covers NULL and invalid struct dereferences and divisions by
+                        // zero, but paths through other invalid accesses (`*q` of a
+                        // freed cell, double free) just stop
                         let run = crate::interp::find_run(prog, SANITY_RUNS, &limits, |o| {
                             o.is_error() || o.is_undefined_behaviour()
                         });
@@ -576,6 +582,13 @@ where
                                     ..
                                 },
                             ) | (LocKind::DivByZero, crate::interp::Outcome::DivByZero { .. })
+                                | (
+                                    LocKind::InvalidDeref,
+                                    crate::interp::Outcome::MemError {
+                                        kind: crate::interp::MemErrorKind::InvalidDeref,
+                                        ..
+                                    },
+                                )
                         );
                         if replayed {
                             let what = undefined_str(prog, at, path.last().copied());
@@ -727,9 +740,14 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
         crate::cfa::Op::Assume {
             cond: crate::cfa::Expr::Binary(_, a, _),
         } => Some(prog.expr_str(a)),
+        crate::cfa::Op::AssumeInvalid { ptr, .. } => Some(prog.vars[*ptr].name.clone()),
         _ => None,
     };
     let what = match (prog.graph[at].kind, operand) {
+        (LocKind::InvalidDeref, Some(p)) => {
+            format!("dereference of `{p}`, a dangling (freed) or garbage pointer")
+        }
+        (LocKind::InvalidDeref, None) => "dereference of a dangling pointer".into(),
         (LocKind::DivByZero, Some(d)) => format!("division by zero (`{d}` is 0)"),
         (LocKind::DivByZero, None) => "division by zero".into(),
         (_, Some(p)) => format!("NULL dereference of `{p}`"),

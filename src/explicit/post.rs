@@ -241,6 +241,21 @@ impl<'p> Domain<'p> {
                 self.assign(&mut t, *dst, v, tracked);
             }
             Op::Nondet { dst } => set_top(&mut t, *dst),
+            // taken iff an access through `ptr` would not reach a live object of the
+            // struct (dangling, garbage); NULL is the other check's
+            Op::AssumeInvalid { ptr, strukt } => {
+                let valid = match s.var(*ptr) {
+                    Value::Top | Value::Int(1..) | Value::Int(..0) => false,
+                    Value::Int(0) => true,
+                    Value::Ptr { obj, off } => s
+                        .heap
+                        .get(&obj)
+                        .is_some_and(|c| off == 0 && c.ty == CellTy::Struct(*strukt)),
+                };
+                if valid {
+                    return Ok(vec![]);
+                }
+            }
             Op::Load { dst, ptr, field } => {
                 let v = match self.locate(s, *ptr, Some(*field))? {
                     None => Value::Top,

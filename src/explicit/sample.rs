@@ -358,7 +358,7 @@ fn op_uses(op: &Op, out: &mut Vec<VarId>) {
             out.push(*ptr);
             src.vars(out);
         }
-        Op::Free { ptr } => out.push(*ptr),
+        Op::Free { ptr } | Op::AssumeInvalid { ptr, .. } => out.push(*ptr),
         Op::Assume { cond } => cond.vars(out),
         Op::Call { args, .. } => args.iter().for_each(|a| a.vars(out)),
         Op::Skip | Op::Nondet { .. } | Op::Alloc { .. } | Op::Error | Op::Halt => {}

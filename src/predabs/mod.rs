@@ -522,6 +522,7 @@ impl PredAbs {
                     | Op::StoreIndirect { .. }
                     | Op::Alloc { .. }
                     | Op::Free { .. }
+                    | Op::AssumeInvalid { .. }
             );
         if heap_op {
             let nonnull = |v: VarId| pre(v).eq(Int::from_i64(0)).not();
@@ -530,7 +531,10 @@ impl PredAbs {
                     conj.push(nonnull(*ptr));
                     havoc.push(*dst);
                 }
-                Op::Store { ptr, .. } | Op::StoreIndirect { ptr, .. } => conj.push(nonnull(*ptr)),
+                // an invalid pointer is not NULL either (the rest is heap state)
+                Op::Store { ptr, .. }
+                | Op::StoreIndirect { ptr, .. }
+                | Op::AssumeInvalid { ptr, .. } => conj.push(nonnull(*ptr)),
                 Op::LoadIndirect { dst, ptr } => {
                     conj.push(nonnull(*ptr));
                     havoc.push(*dst);

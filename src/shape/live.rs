@@ -37,7 +37,7 @@ fn use_def(op: &Op) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
         Op::Alloc { dst, .. } => {
             d.insert(*dst);
         }
-        Op::Free { ptr } => {
+        Op::Free { ptr } | Op::AssumeInvalid { ptr, .. } => {
             u.insert(*ptr);
         }
         Op::Assume { cond } => expr_vars(cond, &mut u),

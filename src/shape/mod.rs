@@ -48,7 +48,9 @@
 //! unsound for unreach-call (after undefined behaviour anything may happen), so
 //! `verify` adds a NULL-dereference target beside every access
 //! (`Program::add_null_deref_checks`): the `assume(p == NULL)` edge to it is where this
-//! domain must show that `p` is not NULL. The abstract errors of `tvla::post` are
+//! domain must show that `p` is not NULL; likewise the `assume_invalid(p)` edge of an
+//! invalid-dereference target (`Program::add_invalid_deref_checks`), which is
+//! infeasible when the component tracks `p` exactly (not wild: NULL or a live cell). The abstract errors of `tvla::post` are
 //! logged at debug level and not reported as error locations.
 //!
 //! # Merge and stop

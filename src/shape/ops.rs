@@ -398,6 +398,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Op
             }
         }
         Op::Assign { dst, src } => assign(prog, s, *dst, src),
+        Op::AssumeInvalid { ptr, strukt } => assume_invalid(prog, s, *ptr, *strukt),
         Op::Nondet { dst } => {
             // a nondeterministic pointer is NULL or garbage (pointing to no object, as
             // in `interp`): NULL in the structure, wild
@@ -746,6 +747,18 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
         c.wild_vars.extend(wild_v);
         c.wild_vars.insert(x.clone());
         c.wild_fields.extend(wild_f);
+    }
+}
+
+/// `assume_invalid(p)`: `p` neither NULL nor a live cell. A pointer the component of
+/// its struct tracks exactly is NULL or a universe node (a live cell) in every
+/// structure, so the assumption fails; anything else (wild, untracked) stays as is.
+fn assume_invalid(prog: &Program, s: &mut ShapeState, ptr: VarId, strukt: StructId) {
+    let x = var_name(prog, ptr).to_string();
+    if let Some(c) = s.comps.get_mut(&strukt) {
+        if exact(c, &x) {
+            c.region = ShapeRegion::empty(c.region.class.clone());
+        }
     }
 }
 

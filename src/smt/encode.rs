@@ -867,6 +867,15 @@ impl<'p> Encoder<'p> {
                 let c = self.bool_expr(cond, i, enc)?;
                 enc.guards.push((GuardKind::Assume, c));
             }
+            Op::AssumeInvalid { ptr, strukt } => {
+                // neither NULL nor a live object of the struct: dangling or garbage
+                let p = self.read_var(*ptr, i, enc);
+                let c = Bool::and(&[
+                    &p.eq(Int::from_i64(0)).not(),
+                    &self.tag_ok(&p, *strukt).not(),
+                ]);
+                enc.guards.push((GuardKind::Assume, c));
+            }
             Op::Call { .. } => {
                 return Err(SmtError::InvalidPath(format!(
                     "step {i}: Step::Edge over a call edge (use Enter/Leave)"

@@ -54,8 +54,11 @@
 //!   path. The memory error is undefined behaviour, after which reach_error() may
 //!   happen: `verify` makes every NULL dereference a target of its own
 //!   (`cfa::Program::add_null_deref_checks`, a path ending in `assume(p == NULL)`), so
-//!   a SAFE answer proves them unreachable too. Dangling dereferences (use after
-//!   free) are not targets yet: a path through one stops here.
+//!   a SAFE answer proves them unreachable too, and likewise every struct access
+//!   through a dangling or garbage pointer (`cfa::Program::add_invalid_deref_checks`,
+//!   a path ending in `assume_invalid(p)`, encoded `p ≠ 0 ∧ $valid[p] ≠ tag(S) + 1`).
+//!   Accesses through pointers to fields (`*pp`) are not targets yet: a path through
+//!   an invalid one stops here.
 //! - **Allocation failure.** A heap `Alloc` returns NULL or the fresh address, chosen by a
 //!   Boolean choice `$null#k`, unless `Program::malloc_never_fails`. Stack objects never fail.
 //! - **Calls.** `Step::Enter` binds parameters to the argument values (converted to the
