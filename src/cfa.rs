@@ -475,12 +475,9 @@ impl Program {
     }
 
     /// True if `n` is a location the analyses must prove unreachable: an error
-    /// location or the target of a NULL-dereference check.
+    /// location or the target of an undefined-behaviour check.
     pub fn is_error(&self, n: Node) -> bool {
-        matches!(
-            self.graph[n].kind,
-            LocKind::Error | LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref
-        )
+        self.graph[n].kind == LocKind::Error || self.is_undefined_target(n)
     }
 
     /// True if `n` is the target of an undefined-behaviour check (NULL dereference,
@@ -511,29 +508,52 @@ impl Program {
     /// [`Program::next_steps`] and the interpreter try the access first. Returns the
     /// number of checks added.
     pub fn add_null_deref_checks(&mut self) -> usize {
+        self.add_access_checks(LocKind::NullDeref, |op| match op {
+            Op::Load { ptr, .. }
+            | Op::Store { ptr, .. }
+            | Op::FieldAddr { ptr, .. }
+            | Op::LoadIndirect { ptr, .. }
+            | Op::StoreIndirect { ptr, .. } => Some((
+                *ptr,
+                Op::Assume {
+                    cond: Expr::bin(BinOp::Eq, Expr::Var(*ptr), Expr::Null),
+                },
+            )),
+            _ => None,
+        })
+    }
+
+    /// Beside every edge whose operation `check` maps to `(p, c)` (an access through
+    /// pointer `p`), unless `p` only holds stack objects, an edge with operation `c` to
+    /// a new target location of `kind`. Returns the number of checks added.
+    fn add_access_checks(
+        &mut self,
+        kind: LocKind,
+        check: impl Fn(&Op) -> Option<(VarId, Op)>,
+    ) -> usize {
         let stack_only = self.stack_only_pointers();
         let mut todo = Vec::new();
         for e in self.graph.edge_indices() {
-            let ptr = match &self.graph[e].op {
-                Op::Load { ptr, .. }
-                | Op::Store { ptr, .. }
-                | Op::FieldAddr { ptr, .. }
-                | Op::LoadIndirect { ptr, .. }
-                | Op::StoreIndirect { ptr, .. } => *ptr,
-                _ => continue,
+            let Some((ptr, op)) = check(&self.graph[e].op) else {
+                continue;
             };
             if !stack_only[ptr] {
                 let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
-                todo.push((from, ptr, self.graph[e].src));
+                todo.push((from, op, self.graph[e].src));
             }
         }
-        for &(from, ptr, src) in &todo {
-            let func = self.graph[from].func;
-            let target = self.add_loc(func, src, LocKind::NullDeref);
-            let cond = Expr::bin(BinOp::Eq, Expr::Var(ptr), Expr::Null);
-            self.add_edge(from, target, Op::Assume { cond }, src);
+        let n = todo.len();
+        for (from, op, src) in todo {
+            self.add_target(from, kind, op, src);
         }
-        todo.len()
+        n
+    }
+
+    /// An edge with operation `op` from `from` to a new location of `kind` (a target:
+    /// no successors) in the same function.
+    fn add_target(&mut self, from: Node, kind: LocKind, op: Op, src: SrcLoc) {
+        let target = self.add_loc(self.graph[from].func, src, kind);
+        self.add_edge(from, target, op, src);
     }
 
     /// The undefined-behaviour targets `verify` proves unreachable:
@@ -554,26 +574,18 @@ impl Program {
     /// are skipped, only nodes and edges are appended, each check after its sibling.
     /// Returns the number of checks added.
     pub fn add_invalid_deref_checks(&mut self) -> usize {
-        let stack_only = self.stack_only_pointers();
-        let mut todo = Vec::new();
-        for e in self.graph.edge_indices() {
-            let (ptr, strukt) = match &self.graph[e].op {
-                Op::Load { ptr, field, .. }
-                | Op::Store { ptr, field, .. }
-                | Op::FieldAddr { ptr, field, .. } => (*ptr, field.strukt),
-                _ => continue,
-            };
-            if !stack_only[ptr] {
-                let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
-                todo.push((from, ptr, strukt, self.graph[e].src));
-            }
-        }
-        for &(from, ptr, strukt, src) in &todo {
-            let func = self.graph[from].func;
-            let target = self.add_loc(func, src, LocKind::InvalidDeref);
-            self.add_edge(from, target, Op::AssumeInvalid { ptr, strukt }, src);
-        }
-        todo.len()
+        self.add_access_checks(LocKind::InvalidDeref, |op| match op {
+            Op::Load { ptr, field, .. }
+            | Op::Store { ptr, field, .. }
+            | Op::FieldAddr { ptr, field, .. } => Some((
+                *ptr,
+                Op::AssumeInvalid {
+                    ptr: *ptr,
+                    strukt: field.strukt,
+                },
+            )),
+            _ => None,
+        })
     }
 
     /// Makes divisions by zero targets: beside every edge whose expressions divide by
@@ -604,13 +616,12 @@ impl Program {
                 }
             }
         }
-        for (from, d, src) in &todo {
-            let func = self.graph[*from].func;
-            let target = self.add_loc(func, *src, LocKind::DivByZero);
-            let cond = Expr::bin(BinOp::Eq, d.clone(), Expr::Int(0));
-            self.add_edge(*from, target, Op::Assume { cond }, *src);
+        let n = todo.len();
+        for (from, d, src) in todo {
+            let cond = Expr::bin(BinOp::Eq, d, Expr::Int(0));
+            self.add_target(from, LocKind::DivByZero, Op::Assume { cond }, src);
         }
-        todo.len()
+        n
     }
 
     /// Per variable: true if every operation that writes it is a stack allocation

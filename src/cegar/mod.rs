@@ -296,12 +296,7 @@ fn hunt_error(
                 continue;
             }
         };
-        let inputs = model.to_inputs();
-        let replay_limits = Limits {
-            max_steps: run.trace.len() + 10,
-            malloc_never_fails: prog.malloc_never_fails,
-        };
-        let replay = replay_path(prog, &run.trace, &inputs, &replay_limits);
+        let (inputs, replay) = replay_model(prog, &run.trace, &model);
         if !replay.outcome.is_error() {
             tracing::warn!(
                 "random run {seed}: Z3's model does not replay ({})",
@@ -309,21 +304,43 @@ fn hunt_error(
             );
             continue;
         }
-        return Some((
-            seed,
-            Counterexample {
-                format: Counterexample::FORMAT.into(),
-                file: prog.file.display().to_string(),
-                path: run.trace,
-                inputs,
-                trace: render_trace(prog, &replay)
-                    .lines()
-                    .map(|l| l.to_string())
-                    .collect(),
-            },
-        ));
+        return Some((seed, counterexample(prog, run.trace, inputs, &replay)));
     }
     None
+}
+
+/// Replays `path` with the inputs of Z3's `model` of its path formula.
+fn replay_model(
+    prog: &Program,
+    path: &[Step],
+    model: &crate::smt::Model,
+) -> (crate::cfa::Inputs, crate::interp::Run) {
+    let inputs = model.to_inputs();
+    let limits = Limits {
+        max_steps: path.len() + 10,
+        malloc_never_fails: prog.malloc_never_fails,
+    };
+    let run = replay_path(prog, path, &inputs, &limits);
+    (inputs, run)
+}
+
+/// The counterexample of a path whose replay `run` (with `inputs`) reached the error.
+fn counterexample(
+    prog: &Program,
+    path: Vec<Step>,
+    inputs: crate::cfa::Inputs,
+    run: &crate::interp::Run,
+) -> Counterexample {
+    Counterexample {
+        format: Counterexample::FORMAT.into(),
+        file: prog.file.display().to_string(),
+        path,
+        inputs,
+        trace: render_trace(prog, run)
+            .lines()
+            .map(|l| l.to_string())
+            .collect(),
+    }
 }
 
 /// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
@@ -564,12 +581,7 @@ where
                     }
                     Ok(PathAnalysis::Feasible(model)) => {
                         let t = Instant::now();
-                        let inputs = model.to_inputs();
-                        let limits = Limits {
-                            max_steps: path.len() + 10,
-                            malloc_never_fails: prog.malloc_never_fails,
-                        };
-                        let run = replay_path(prog, &path, &inputs, &limits);
+                        let (inputs, run) = replay_model(prog, &path, &model);
                         stats.time_replay_s += t.elapsed().as_secs_f64();
                         let at = art.nodes[n].loc;
                         let kind = prog.graph[at].kind;
@@ -600,16 +612,7 @@ where
                             continue;
                         }
                         if run.outcome.is_error() {
-                            let cex = Counterexample {
-                                format: Counterexample::FORMAT.into(),
-                                file: prog.file.display().to_string(),
-                                path,
-                                inputs,
-                                trace: render_trace(prog, &run)
-                                    .lines()
-                                    .map(|l| l.to_string())
-                                    .collect(),
-                            };
+                            let cex = counterexample(prog, path, inputs, &run);
                             return finish(Verdict::Unsafe, stats, &art, abs, log, None, Some(cex));
                         }
                         let why = format!(
