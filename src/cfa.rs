@@ -338,11 +338,12 @@ pub enum Op {
     Free { ptr: VarId },
     /// Continue only if `cond` evaluates to non-zero.
     Assume { cond: Expr },
-    /// Continue only if `ptr` is neither NULL nor the address of a live object of
-    /// struct `strukt`: an access through it would be a use after free or an invalid
-    /// dereference (the edge to a [`LocKind::InvalidDeref`] target,
-    /// [`Program::add_invalid_deref_checks`]).
-    AssumeInvalid { ptr: VarId, strukt: StructId },
+    /// Continue only if `ptr` is not NULL and not what `access` needs (see [`Access`]):
+    /// the access through it would be a use after free, an invalid dereference or an
+    /// invalid (double) free (the edge to a [`LocKind::InvalidDeref`] or
+    /// [`LocKind::InvalidFree`] target, [`Program::add_invalid_deref_checks`],
+    /// [`Program::add_invalid_free_checks`]).
+    AssumeInvalid { ptr: VarId, access: Access },
     /// Call `callee` with `args` (pure), assigning its return value to `ret` if given.
     /// The edge goes from the call site to the return site in the caller.
     Call {
@@ -354,6 +355,18 @@ pub enum Op {
     Error,
     /// The path ends here (`abort()`, `exit(n)`); the target is a sink.
     Halt,
+}
+
+/// What an access needs its (non-NULL) pointer to point to, for [`Op::AssumeInvalid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Access {
+    /// `p->f` (`Load`, `Store`, `FieldAddr`): the start of a live object of the struct.
+    Struct(StructId),
+    /// `*p` (`LoadIndirect`, `StoreIndirect`): a scalar cell of a live object (a field
+    /// of a struct, an allocated or address-taken scalar).
+    Cell,
+    /// `free(p)`: the start of a live object allocated on the heap.
+    Free,
 }
 
 /// Kinds of program locations.
@@ -378,6 +391,10 @@ pub enum LocKind {
     /// dangling (freed) or garbage pointer, undefined behaviour like
     /// [`LocKind::NullDeref`].
     InvalidDeref,
+    /// The target of an invalid-free check ([`Program::add_invalid_free_checks`]):
+    /// the sibling `free(p)` frees an object twice, or something that is not the start
+    /// of a heap object; undefined behaviour like [`LocKind::NullDeref`].
+    InvalidFree,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -481,11 +498,11 @@ impl Program {
     }
 
     /// True if `n` is the target of an undefined-behaviour check (NULL dereference,
-    /// division by zero, invalid dereference), not a `reach_error()` call.
+    /// division by zero, invalid dereference, invalid free), not a `reach_error()` call.
     pub fn is_undefined_target(&self, n: Node) -> bool {
         matches!(
             self.graph[n].kind,
-            LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref
+            LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref | LocKind::InvalidFree
         )
     }
 
@@ -531,7 +548,11 @@ impl Program {
         kind: LocKind,
         check: impl Fn(&Op) -> Option<(VarId, Op)>,
     ) -> usize {
-        let stack_only = self.stack_only_pointers();
+        // freeing a stack object is an error too
+        let stack_only = match kind {
+            LocKind::InvalidFree => vec![false; self.vars.len()],
+            _ => self.stack_only_pointers(),
+        };
         let mut todo = Vec::new();
         for e in self.graph.edge_indices() {
             let Some((ptr, op)) = check(&self.graph[e].op) else {
@@ -557,31 +578,54 @@ impl Program {
     }
 
     /// The undefined-behaviour targets `verify` proves unreachable:
-    /// [`Program::add_null_deref_checks`], [`Program::add_invalid_deref_checks`] and
-    /// [`Program::add_div_by_zero_checks`]. Returns the numbers of checks added (NULL
-    /// dereference, invalid dereference, division by zero).
-    pub fn add_undefined_behaviour_checks(&mut self) -> (usize, usize, usize) {
+    /// [`Program::add_null_deref_checks`], [`Program::add_invalid_deref_checks`],
+    /// [`Program::add_invalid_free_checks`] and [`Program::add_div_by_zero_checks`].
+    /// Returns the numbers of checks added (NULL dereference, invalid dereference,
+    /// invalid free, division by zero).
+    pub fn add_undefined_behaviour_checks(&mut self) -> (usize, usize, usize, usize) {
         let null = self.add_null_deref_checks();
         let invalid = self.add_invalid_deref_checks();
-        (null, invalid, self.add_div_by_zero_checks())
+        let free = self.add_invalid_free_checks();
+        (null, invalid, free, self.add_div_by_zero_checks())
     }
 
     /// Makes dereferences of dangling (freed) and garbage pointers targets: beside
     /// every `Load`, `Store` and `FieldAddr` through a pointer `p` to struct `S` it adds
-    /// an edge `assume_invalid(p)` ([`Op::AssumeInvalid`]) to a new
-    /// [`LocKind::InvalidDeref`] location of the same function and source position.
-    /// Like [`Program::add_null_deref_checks`]: pointers that only hold stack objects
-    /// are skipped, only nodes and edges are appended, each check after its sibling.
-    /// Returns the number of checks added.
+    /// an edge `assume_invalid(p)` ([`Op::AssumeInvalid`] with [`Access::Struct`]`(S)`),
+    /// beside every `LoadIndirect` and `StoreIndirect` through `p` one with
+    /// [`Access::Cell`], to a new [`LocKind::InvalidDeref`] location of the same
+    /// function and source position. Like [`Program::add_null_deref_checks`]: pointers
+    /// that only hold stack objects are skipped, only nodes and edges are appended,
+    /// each check after its sibling. Returns the number of checks added.
     pub fn add_invalid_deref_checks(&mut self) -> usize {
-        self.add_access_checks(LocKind::InvalidDeref, |op| match op {
-            Op::Load { ptr, field, .. }
-            | Op::Store { ptr, field, .. }
-            | Op::FieldAddr { ptr, field, .. } => Some((
+        self.add_access_checks(LocKind::InvalidDeref, |op| {
+            let (ptr, access) = match op {
+                Op::Load { ptr, field, .. }
+                | Op::Store { ptr, field, .. }
+                | Op::FieldAddr { ptr, field, .. } => (*ptr, Access::Struct(field.strukt)),
+                Op::LoadIndirect { ptr, .. } | Op::StoreIndirect { ptr, .. } => {
+                    (*ptr, Access::Cell)
+                }
+                _ => return None,
+            };
+            Some((ptr, Op::AssumeInvalid { ptr, access }))
+        })
+    }
+
+    /// Makes double and invalid frees targets: beside every `free(p)` an edge
+    /// `assume_invalid(p)` ([`Op::AssumeInvalid`] with [`Access::Free`]: `p` is neither
+    /// NULL nor the start of a live heap object) to a new [`LocKind::InvalidFree`]
+    /// location of the same function and source position. Unlike the dereference
+    /// checks, pointers that only hold stack objects are checked too (freeing one is
+    /// the error). Only appends nodes and edges, each check after its sibling. Returns
+    /// the number of checks added.
+    pub fn add_invalid_free_checks(&mut self) -> usize {
+        self.add_access_checks(LocKind::InvalidFree, |op| match op {
+            Op::Free { ptr } => Some((
                 *ptr,
                 Op::AssumeInvalid {
                     ptr: *ptr,
-                    strukt: field.strukt,
+                    access: Access::Free,
                 },
             )),
             _ => None,
@@ -699,7 +743,11 @@ impl Program {
             }
             Op::Free { ptr } => format!("free({})", v(ptr)),
             Op::Assume { cond } => format!("assume({})", self.expr_str(cond)),
-            Op::AssumeInvalid { ptr, .. } => format!("assume_invalid({})", v(ptr)),
+            Op::AssumeInvalid { ptr, access } => match access {
+                Access::Struct(_) => format!("assume_invalid({})", v(ptr)),
+                Access::Cell => format!("assume_invalid(*{})", v(ptr)),
+                Access::Free => format!("assume_invalid_free({})", v(ptr)),
+            },
             Op::Call { callee, args, ret } => {
                 let args: Vec<String> = args.iter().map(|a| self.expr_str(a)).collect();
                 let call = format!("{}({})", self.functions[*callee].name, args.join(", "));

@@ -17,8 +17,8 @@
 //!   with [`Outcome::Stuck`] and a reason.
 
 use crate::cfa::{
-    AllocKind, BinOp, EdgeId, Expr, Inputs, LocKind, Node, Op, Program, SrcLoc, Step, Ty, UnOp,
-    VarId,
+    Access, AllocKind, BinOp, EdgeId, Expr, Inputs, LocKind, Node, Op, Program, SrcLoc, Step, Ty,
+    UnOp, VarId,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -555,11 +555,20 @@ impl<'a> Machine<'a> {
             Op::Assume { cond } => return Ok(self.eval(cond, src)?.truthy()),
             // taken iff an access through `ptr` would not reach a live object: a
             // dangling (freed) or garbage pointer (NULL is the other check's)
-            Op::AssumeInvalid { ptr, .. } => {
+            Op::AssumeInvalid { ptr, access } => {
                 return Ok(match self.vars[*ptr] {
                     Val::Ptr(Ptr::Null) | Val::Int(0) => false,
                     Val::Ptr(Ptr::Obj { obj, off }) => {
-                        !(off == 0 && self.objects[obj as usize].live)
+                        let o = &self.objects[obj as usize];
+                        let ok = o.live
+                            && match access {
+                                Access::Struct(_) => off == 0,
+                                Access::Cell => o.layout.contains_key(&off),
+                                Access::Free => {
+                                    off == 0 && matches!(o.kind, AllocKind::Heap { .. })
+                                }
+                            };
+                        !ok
                     }
                     Val::Ptr(Ptr::Garbage(_)) | Val::Int(_) => true,
                 })
@@ -653,6 +662,12 @@ impl<'a> Machine<'a> {
                 LocKind::InvalidDeref => {
                     return Ok(Outcome::MemError {
                         kind: MemErrorKind::InvalidDeref,
+                        src: loc.src,
+                    })
+                }
+                LocKind::InvalidFree => {
+                    return Ok(Outcome::MemError {
+                        kind: MemErrorKind::InvalidFree,
                         src: loc.src,
                     })
                 }
@@ -770,6 +785,11 @@ impl<'a> Machine<'a> {
         } else if loc.kind == LocKind::InvalidDeref {
             Outcome::MemError {
                 kind: MemErrorKind::InvalidDeref,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::InvalidFree {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidFree,
                 src: loc.src,
             }
         } else {

@@ -143,17 +143,17 @@ pub struct VerifyReport {
 }
 
 /// The program `verify` and `check-certificate` analyse: `file` parsed
-/// ([`load_for_cli`]) with NULL-dereference and division-by-zero checks added
-/// ([`crate::cfa::Program::add_null_deref_checks`],
-/// [`crate::cfa::Program::add_div_by_zero_checks`]), so that a proof covers them.
+/// ([`load_for_cli`]) with the undefined-behaviour checks added
+/// ([`crate::cfa::Program::add_undefined_behaviour_checks`]: NULL and invalid
+/// dereferences, invalid frees, divisions by zero), so that a proof covers them.
 pub fn load_for_verification(
     file: &Path,
     malloc_never_fails: bool,
 ) -> Result<crate::cfa::Program, i32> {
     let mut prog = load_for_cli(file, malloc_never_fails)?;
-    let (null, invalid, divs) = prog.add_undefined_behaviour_checks();
+    let (null, invalid, free, divs) = prog.add_undefined_behaviour_checks();
     tracing::debug!(
-        "{null} NULL-dereference, {invalid} invalid-dereference and {divs} division-by-zero checks added"
+        "{null} NULL-dereference, {invalid} invalid-dereference, {free} invalid-free and {divs} division-by-zero checks added"
     );
     Ok(prog)
 }

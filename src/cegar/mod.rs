@@ -457,6 +457,7 @@ where
                         "invalid dereference",
                         "invalid dereferences",
                     ),
+                    count(LocKind::InvalidFree, "invalid free", "invalid frees"),
                 ]
                 .into_iter()
                 .flatten()
@@ -598,6 +599,13 @@ where
                                     LocKind::InvalidDeref,
                                     crate::interp::Outcome::MemError {
                                         kind: crate::interp::MemErrorKind::InvalidDeref,
+                                        ..
+                                    },
+                                )
+                                | (
+                                    LocKind::InvalidFree,
+                                    crate::interp::Outcome::MemError {
+                                        kind: crate::interp::MemErrorKind::InvalidFree,
                                         ..
                                     },
                                 )
@@ -751,6 +759,10 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
             format!("dereference of `{p}`, a dangling (freed) or garbage pointer")
         }
         (LocKind::InvalidDeref, None) => "dereference of a dangling pointer".into(),
+        (LocKind::InvalidFree, Some(p)) => {
+            format!("free of `{p}`, which is not a live heap object (double or invalid free)")
+        }
+        (LocKind::InvalidFree, None) => "double or invalid free".into(),
         (LocKind::DivByZero, Some(d)) => format!("division by zero (`{d}` is 0)"),
         (LocKind::DivByZero, None) => "division by zero".into(),
         (_, Some(p)) => format!("NULL dereference of `{p}`"),

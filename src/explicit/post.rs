@@ -27,7 +27,9 @@
 //! - precision Θ: a variable that is not tracked is set to ⊤ whenever it is assigned.
 
 use super::{cell_ty_of, Addr, Cell, CellKind, CellTy, ExplicitState, ScalarTy, Value};
-use crate::cfa::{AllocKind, BinOp, EdgeId, Expr, FieldRef, Op, Program, Step, Ty, UnOp, VarId};
+use crate::cfa::{
+    Access, AllocKind, BinOp, EdgeId, Expr, FieldRef, Op, Program, Step, Ty, UnOp, VarId,
+};
 use serde::Serialize;
 use std::fmt;
 
@@ -241,16 +243,24 @@ impl<'p> Domain<'p> {
                 self.assign(&mut t, *dst, v, tracked);
             }
             Op::Nondet { dst } => set_top(&mut t, *dst),
-            // taken iff an access through `ptr` would not reach a live object of the
-            // struct (dangling, garbage); NULL is the other check's
-            Op::AssumeInvalid { ptr, strukt } => {
+            // taken iff the access through `ptr` would not find what it needs (a live
+            // object of the struct, a live scalar cell, the start of a live heap
+            // object): dangling, garbage; NULL is the other check's
+            Op::AssumeInvalid { ptr, access } => {
                 let valid = match s.var(*ptr) {
                     Value::Top | Value::Int(1..) | Value::Int(..0) => false,
                     Value::Int(0) => true,
-                    Value::Ptr { obj, off } => s
-                        .heap
-                        .get(&obj)
-                        .is_some_and(|c| off == 0 && c.ty == CellTy::Struct(*strukt)),
+                    Value::Ptr { obj, off } => match access {
+                        Access::Struct(strukt) => s
+                            .heap
+                            .get(&obj)
+                            .is_some_and(|c| off == 0 && c.ty == CellTy::Struct(*strukt)),
+                        Access::Cell => matches!(self.locate(s, *ptr, None), Ok(Some(_))),
+                        Access::Free => s
+                            .heap
+                            .get(&obj)
+                            .is_some_and(|c| off == 0 && c.kind == CellKind::Heap),
+                    },
                 };
                 if valid {
                     return Ok(vec![]);

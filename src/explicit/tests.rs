@@ -707,6 +707,35 @@ fn post_errors() {
 }
 
 #[test]
+fn assume_invalid_is_taken_exactly_when_the_access_would_fail() {
+    let prog = op_prog();
+    let d = Domain::new(&prog, true);
+    let h = one(d.post_op(&d.initial(), &malloc(0), &all));
+    let field = Op::FieldAddr {
+        dst: 3,
+        ptr: 0,
+        field: fr(1),
+    };
+    let h = one(d.post_op(&h, &field, &all));
+    let taken = |h: &ExplicitState, ptr: VarId, access: Access| {
+        !d.post_op(h, &Op::AssumeInvalid { ptr, access }, &all)
+            .unwrap()
+            .is_empty()
+    };
+    // a live cell: `p->f`, `free(p)` and `*q` (q = &p->f) are fine
+    assert!(!taken(&h, 0, Access::Struct(0)));
+    assert!(!taken(&h, 0, Access::Free));
+    assert!(!taken(&h, 3, Access::Cell));
+    // a pointer into an object is not the start of one: freeing it is invalid
+    assert!(taken(&h, 3, Access::Free));
+    // after free(p) all three are invalid (a double free for `free`)
+    let h = one(d.post_op(&h, &Op::Free { ptr: 0 }, &all));
+    assert!(taken(&h, 0, Access::Struct(0)));
+    assert!(taken(&h, 0, Access::Free));
+    assert!(taken(&h, 3, Access::Cell));
+}
+
+#[test]
 fn post_field_addr_and_indirect() {
     let prog = op_prog();
     let d = Domain::new(&prog, true);
@@ -1369,6 +1398,10 @@ fn arb_op() -> impl Strategy<Value = Op> {
         }),
         v.clone().prop_map(|ptr| Op::Free { ptr }),
         arb_expr().prop_map(|cond| Op::Assume { cond }),
+        (v.clone(), 0usize..3).prop_map(|(ptr, a)| Op::AssumeInvalid {
+            ptr,
+            access: [Access::Struct(0), Access::Cell, Access::Free][a],
+        }),
     ]
 }
 

@@ -128,6 +128,7 @@ pub fn program_to_text(p: &Program, only: Option<FuncId>) -> String {
                 LocKind::NullDeref => " (NULL dereference)",
                 LocKind::DivByZero => " (division by zero)",
                 LocKind::InvalidDeref => " (invalid dereference)",
+                LocKind::InvalidFree => " (invalid free)",
                 LocKind::Sink => " (sink)",
                 _ => "",
             };
@@ -154,9 +155,10 @@ pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
         for n in p.graph.node_indices().filter(|n| p.graph[*n].func == f) {
             let shape = match p.graph[n].kind {
                 LocKind::Error => "doublecircle, color=red",
-                LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref => {
-                    "doublecircle, color=orange"
-                }
+                LocKind::NullDeref
+                | LocKind::DivByZero
+                | LocKind::InvalidDeref
+                | LocKind::InvalidFree => "doublecircle, color=orange",
                 LocKind::Sink => "box",
                 LocKind::FuncEntry => "circle, style=bold",
                 LocKind::FuncExit => "doublecircle",

@@ -472,6 +472,10 @@ pub struct ShapeCpa {
     /// Live local variables per location; tracked pointer variables of the location's
     /// function that are dead there are set to NULL. `None`: no dead-variable reset.
     pub live: Option<std::sync::Arc<std::collections::HashMap<Node, BTreeSet<VarId>>>>,
+    /// Struct types of which the program allocates objects on the stack (address-taken
+    /// struct locals): their universe nodes need not be heap objects, so `free` of an
+    /// exactly tracked pointer may still be invalid.
+    pub stack_structs: BTreeSet<crate::cfa::StructId>,
 }
 
 impl ShapeCpa {
@@ -483,8 +487,21 @@ impl ShapeCpa {
                 at.insert(field);
             }
         }
+        let stack_structs = prog
+            .graph
+            .edge_weights()
+            .filter_map(|e| match &e.op {
+                crate::cfa::Op::Alloc {
+                    pointee: crate::cfa::Ty::Struct(k),
+                    kind: crate::cfa::AllocKind::Stack,
+                    ..
+                } => Some(*k),
+                _ => None,
+            })
+            .collect();
         ShapeCpa {
             split: true,
+            stack_structs,
             addr_taken: Some(at),
             live: Some(std::sync::Arc::new(live::live_vars(prog))),
         }

@@ -4,7 +4,9 @@
 //! [`super`]).
 
 use super::{tracked_fields, tracked_vars, ShapeComp, ShapeCpa, ShapeState};
-use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, VarId};
+use crate::cfa::{
+    Access, AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, VarId,
+};
 use crate::tvla::{post, Kleene, PredSym, PtrOp, ShapeClass, ShapeRegion, Structure};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -398,7 +400,18 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Op
             }
         }
         Op::Assign { dst, src } => assign(prog, s, *dst, src),
-        Op::AssumeInvalid { ptr, strukt } => assume_invalid(prog, s, *ptr, *strukt),
+        Op::AssumeInvalid { ptr, access } => match access {
+            Access::Struct(strukt) => assume_invalid(prog, s, *ptr, *strukt),
+            // a scalar cell or field: not tracked here
+            Access::Cell => {}
+            Access::Free => {
+                let heap_only = |k: &StructId| !cpa.stack_structs.contains(k);
+                let pointee = prog.vars.get(*ptr).and_then(|v| v.ty.pointee_struct());
+                if let Some(k) = pointee.filter(heap_only) {
+                    assume_invalid(prog, s, *ptr, k);
+                }
+            }
+        },
         Op::Nondet { dst } => {
             // a nondeterministic pointer is NULL or garbage (pointing to no object, as
             // in `interp`): NULL in the structure, wild
@@ -753,6 +766,8 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
 /// `assume_invalid(p)`: `p` neither NULL nor a live cell. A pointer the component of
 /// its struct tracks exactly is NULL or a universe node (a live cell) in every
 /// structure, so the assumption fails; anything else (wild, untracked) stays as is.
+/// For `free(p)` the caller makes sure the struct has no stack objects (universe
+/// nodes are then heap objects).
 fn assume_invalid(prog: &Program, s: &mut ShapeState, ptr: VarId, strukt: StructId) {
     let x = var_name(prog, ptr).to_string();
     if let Some(c) = s.comps.get_mut(&strukt) {

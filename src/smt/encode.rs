@@ -4,7 +4,8 @@
 use super::term::SymId;
 use super::SmtError;
 use crate::cfa::{
-    AllocKind, BinOp, EdgeId, Expr, FieldRef, FuncId, Node, Op, Program, Step, Ty, UnOp, VarId,
+    Access, AllocKind, BinOp, EdgeId, Expr, FieldRef, FuncId, Node, Op, Program, Step, Ty, UnOp,
+    VarId,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
@@ -227,7 +228,11 @@ impl<'p> Encoder<'p> {
         for s in path {
             let e = edge_of(prog, *s)?;
             match &prog.graph[e].op {
-                Op::Free { .. } => has_free = true,
+                Op::Free { .. }
+                | Op::AssumeInvalid {
+                    access: Access::Free,
+                    ..
+                } => has_free = true,
                 Op::Alloc { pointee, .. } => match pointee {
                     Ty::Struct(s) => {
                         alloc_tags.insert(*s);
@@ -847,18 +852,8 @@ impl<'p> Encoder<'p> {
             }
             Op::Free { ptr } => {
                 let p = self.read_var(*ptr, i, enc);
-                let (h, _) = self
-                    .heap
-                    .clone()
-                    .ok_or_else(|| SmtError::InvalidPath("internal: no heap array".into()))?;
                 let isnull = p.eq(Int::from_i64(0));
-                let okobj = self
-                    .valid
-                    .select(&p)
-                    .as_int()
-                    .expect("int")
-                    .ne(Int::from_i64(0))
-                    & h.select(&p).as_bool().expect("bool");
+                let okobj = self.live_heap_start(&p)?;
                 enc.guards.push((GuardKind::Memory, isnull | okobj));
                 let valid = self.valid.store(&p, &Int::from_i64(0));
                 self.def_valid(valid, enc);
@@ -867,13 +862,15 @@ impl<'p> Encoder<'p> {
                 let c = self.bool_expr(cond, i, enc)?;
                 enc.guards.push((GuardKind::Assume, c));
             }
-            Op::AssumeInvalid { ptr, strukt } => {
-                // neither NULL nor a live object of the struct: dangling or garbage
+            Op::AssumeInvalid { ptr, access } => {
+                // neither NULL nor what the access needs: dangling or garbage
                 let p = self.read_var(*ptr, i, enc);
-                let c = Bool::and(&[
-                    &p.eq(Int::from_i64(0)).not(),
-                    &self.tag_ok(&p, *strukt).not(),
-                ]);
+                let ok = match access {
+                    Access::Struct(strukt) => self.tag_ok(&p, *strukt),
+                    Access::Cell => self.decode_cell(&p).0,
+                    Access::Free => self.live_heap_start(&p)?,
+                };
+                let c = Bool::and(&[&p.eq(Int::from_i64(0)).not(), &ok.not()]);
                 enc.guards.push((GuardKind::Assume, c));
             }
             Op::Call { .. } => {
@@ -891,6 +888,21 @@ impl<'p> Encoder<'p> {
             Ty::Void => self.prog.structs.len() + 1,
             _ => self.prog.structs.len(),
         }
+    }
+
+    /// `p` is the start of a live heap object (what `free(p)` needs of a non-NULL `p`).
+    fn live_heap_start(&self, p: &Int) -> Result<Bool, SmtError> {
+        let (h, _) = self
+            .heap
+            .clone()
+            .ok_or_else(|| SmtError::InvalidPath("internal: no heap array".into()))?;
+        Ok(self
+            .valid
+            .select(p)
+            .as_int()
+            .expect("int")
+            .ne(Int::from_i64(0))
+            & h.select(p).as_bool().expect("bool"))
     }
 
     /// `$valid[p]` holds an object of struct `s` (or an untyped `void` object).

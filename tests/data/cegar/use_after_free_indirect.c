@@ -1,7 +1,6 @@
 /* A read through a pointer to a field of a freed cell (`*q`, q = &c->data): undefined
- * behaviour whose value decides nothing, so a proof of unreachability exists. Accesses
- * through pointers to fields are no verification targets yet; the random runs before a
- * SAFE answer hit this one. */
+ * behaviour whose value decides nothing, so a proof of unreachability exists; the access
+ * is an invalid-dereference target (Access::Cell), so the answer is never SAFE. */
 extern void abort(void);
 extern void __assert_fail(const char *, const char *, unsigned int, const char *) __attribute__ ((__nothrow__ , __leaf__)) __attribute__ ((__noreturn__));
 void reach_error() { __assert_fail("0", "use_after_free_indirect.c", __LINE__, "reach_error"); }
