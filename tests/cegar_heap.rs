@@ -542,3 +542,24 @@ fn per_cell_uninitialised_fields() {
     assert_safe_with_certificate(&data("uninit_cells_safe.c"));
     assert_unsafe_with_replay(&data("uninit_cells_bug.c"));
 }
+
+#[test]
+fn predicates_that_leave_the_path_feasible_do_not_replace_fine_tune() {
+    // Every spurious path of uninit_cells_safe.c is ruled out by a finer SCG; the
+    // interpolants also name pointer (dis)equalities, which used to be refined first,
+    // alone: each such refinement rebuilt the ART into the same error before FineTune
+    // ran (5 predicate refinements, 4 SCG refinements). Refine now replays the path in
+    // the whole product with the new predicates and, when it still reaches the error,
+    // FineTunes in the same refinement (1 and 3).
+    let d = tempfile::tempdir().unwrap();
+    let stats = d.path().join("s.json");
+    let flags = ["--stats-json", stats.to_str().unwrap()];
+    assert_safe_with_certificate_using(&data("uninit_cells_safe.c"), &flags, None);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert!(
+        v["refinements_pred"].as_u64().is_some_and(|n| n <= 1),
+        "{v}"
+    );
+    assert!(v["refinements_scg"].as_u64().is_some_and(|n| n <= 3), "{v}");
+}

@@ -293,6 +293,9 @@ pub enum TypeMode {
     Shape { scg: Scg, d: TrackingDef },
 }
 
+/// Most abstract states [`HeapAbstraction::product_rules_out`] keeps at one step.
+const PRODUCT_REPLAY_STATES: usize = 64;
+
 /// The combined abstraction under CEGAR (see the module documentation).
 #[derive(Debug)]
 pub struct HeapAbstraction {
@@ -915,6 +918,40 @@ impl HeapAbstraction {
         }
     }
 
+    /// True unless the error path replays in the whole product (predicates, explicit
+    /// heaps, shapes) under the current precision: then a refinement that only added
+    /// predicates would rebuild the ART into the same error. The replay keeps every
+    /// abstract successor (as the ART does); past [`PRODUCT_REPLAY_STATES`] states at
+    /// one step, or past the deadline, it gives up and answers true (the predicates
+    /// are trusted, as without the check).
+    fn product_rules_out(&self, prog: &Program, input: &RefineInput<'_>) -> bool {
+        let (cpa, prec) = (&self.cpa, &self.prec);
+        let deadline = self.deadline.get();
+        let mut cur = vec![cpa.adjust(cpa.initial(prog, prec), prog.entry, prec)];
+        for (&step, &to) in input.path.iter().zip(input.locs.iter().skip(1)) {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return true;
+            }
+            let mut next: Vec<HeapState> = Vec::new();
+            for s in &cur {
+                for t in cpa.post(prog, s, step, to, prec) {
+                    let t = cpa.adjust(t, to, prec);
+                    if !next.contains(&t) {
+                        next.push(t);
+                    }
+                }
+            }
+            if next.is_empty() {
+                return true;
+            }
+            if next.len() > PRODUCT_REPLAY_STATES {
+                return true;
+            }
+            cur = next;
+        }
+        false
+    }
+
     /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
     /// finer than `m` whose shape post along the path is empty; when none is found the
     /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
@@ -1260,6 +1297,7 @@ impl Abstraction for HeapAbstraction {
             &keep,
         );
         // Shape-tracked types: refine D (step 1), else FineTune the SCG (step 2).
+        let mut preds_rule_out: Option<bool> = None;
         let mut td = false;
         let mut scg = false;
         let shape_types: Vec<(StructId, Scg, TrackingDef)> = self
@@ -1280,7 +1318,14 @@ impl Abstraction for HeapAbstraction {
                 td = true;
                 continue;
             }
-            if self.scg_mode == crate::cli::ScgMode::Maximal || r.pivot.is_some() {
+            if self.scg_mode == crate::cli::ScgMode::Maximal {
+                continue;
+            }
+            // New predicates that still let the product reach the end of the path would
+            // cost an ART rebuild that ends at the same error: FineTune now as well.
+            if r.pivot.is_some()
+                && *preds_rule_out.get_or_insert_with(|| self.product_rules_out(prog, input))
+            {
                 continue;
             }
             if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
