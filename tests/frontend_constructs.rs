@@ -814,7 +814,7 @@ fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
             .count(),
         3,
         "{invalid:?}"
-    );    // the store through the pointer to a field needs a live scalar cell
+    ); // the store through the pointer to a field needs a live scalar cell
     assert!(
         invalid.iter().any(|c| c == "assume_invalid(*main::q)"),
         "{invalid:?}"

@@ -401,6 +401,9 @@ fn always_nonabs_predicates_are_in_every_scg_but_never_abstraction() {
     let nn: Vec<_> = c.instr.iter().filter(|p| p.sym.name == "nn").collect();
     assert_eq!(nn.len(), 2, "{c:?}");
     assert!(nn.iter().all(|p| p.arity == 1 && !c.abs.contains(&p.sym)));
+    // and canonical abstraction keeps them only on pointed-to nodes
+    assert!(nn.iter().all(|p| c.pointed_only.contains(&p.sym)));
+    assert_eq!(c.pointed_only.len(), 2, "{c:?}");
     assert!(
         c.abs.iter().any(|s| s.name == "pt"),
         "pointers still separate"

@@ -742,6 +742,9 @@ pub fn instantiate(
                 if t.arity() == 1 && !t.nonabs && a.values().all(|p| d.separating().contains(p)) {
                     c.abs.insert(sym.clone());
                 }
+                if t.arity() == 1 && t.nonabs {
+                    c.pointed_only.insert(sym.clone());
+                }
                 c.instr.push(PredDef {
                     sym,
                     arity: t.arity(),

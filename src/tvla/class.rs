@@ -38,6 +38,12 @@ pub struct ShapeClass {
     /// (fewer structures per region), never unsound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial_join: bool,
+    /// Unary instrumentation predicates that describe only nodes a pointer variable
+    /// points to (the SCG DSL's `nonabs`, e.g. `nn[f]`): canonical abstraction forgets
+    /// them (1/2) on every other node ([`super::structure::Structure::blur`]), so their
+    /// values there, which no proof reads, do not tell structures apart.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub pointed_only: BTreeSet<PredSym>,
 }
 
 impl ShapeClass {

@@ -341,6 +341,7 @@ pub fn simple_class(ptrs: &[&str], fields: &[&str], instr: Vec<PredDef>) -> Shap
         abs,
         constraints: Vec::new(),
         partial_join: false,
+        pointed_only: Default::default(),
     }
 }
 

@@ -75,6 +75,8 @@ pub struct Vocab {
     pub is_abs: Vec<bool>,
     /// Instrumentation predicates, each after the ones its definition mentions.
     pub instr: Vec<InstrInfo>,
+    /// Unary indices of [`ShapeClass::pointed_only`] predicates.
+    pub pointed_only: Vec<usize>,
     /// `pt[x]` predicates: (x, unary index).
     pub pt: Vec<(String, usize)>,
     /// Binary core predicates (pointer fields): (field name, binary index).
@@ -123,6 +125,7 @@ impl Vocab {
             abs: Vec::new(),
             is_abs: Vec::new(),
             instr: Vec::new(),
+            pointed_only: Vec::new(),
             pt: Vec::new(),
             fields: Vec::new(),
             constraints: Vec::new(),
@@ -163,6 +166,14 @@ impl Vocab {
             }
         }
         v.abs = (0..v.unary.len()).filter(|i| v.is_abs[*i]).collect();
+        v.pointed_only = class
+            .pointed_only
+            .iter()
+            .filter_map(|p| match v.index.get(p).copied() {
+                Some((1, i)) if i != SM && !v.is_abs[i] => Some(i),
+                _ => None,
+            })
+            .collect();
         // instrumentation definitions, ordered by dependencies
         let instr_syms: BTreeSet<PredSym> = class.instr.iter().map(|p| p.sym.clone()).collect();
         let mut pending: Vec<&PredDef> = class
@@ -729,7 +740,35 @@ impl Structure {
     /// Canonical abstraction: merges the nodes with equal abstraction-predicate values
     /// (joining all predicate values; a merged node is a summary node) and returns the
     /// result in canonical form.
+    /// Before merging, the [`ShapeClass::pointed_only`] predicates are set to 1/2 on
+    /// the nodes no `pt[x]` is definitely true of.
     pub fn blur(&self) -> Structure {
+        if !self.voc.pointed_only.is_empty() {
+            let unpointed = |u: usize| {
+                !self
+                    .voc
+                    .pt
+                    .iter()
+                    .any(|(_, i)| self.get1(*i, u) == Kleene::True)
+            };
+            let forget: Vec<(usize, usize)> = (0..self.n)
+                .filter(|&u| unpointed(u))
+                .flat_map(|u| self.voc.pointed_only.iter().map(move |&p| (p, u)))
+                .filter(|&(p, u)| self.get1(p, u) != Kleene::Half)
+                .collect();
+            if !forget.is_empty() {
+                let mut t = self.clone();
+                for (p, u) in forget {
+                    t.set1(p, u, Kleene::Half);
+                }
+                return t.blur_names();
+            }
+        }
+        self.blur_names()
+    }
+
+    /// [`Structure::blur`] without forgetting.
+    fn blur_names(&self) -> Structure {
         let mut groups: Vec<(Vec<Kleene>, Vec<usize>)> = Vec::new();
         let mut by_name: FxHashMap<Vec<Kleene>, usize> = FxHashMap::default();
         for u in 0..self.n {
@@ -1132,6 +1171,33 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.partial_join(&both), None);
+    }
+
+    #[test]
+    fn blur_forgets_pointed_only_predicates_off_the_pointed_nodes() {
+        // x -> u0 -> u1: nn[next] is 1 on u0 and 0 on u1
+        let mut c = fam::simple_class(&["x"], &["next"], vec![fam::nonnull("next")]);
+        let nn = PredSym::with("nn", &["next"]);
+        c.abs.remove(&nn);
+        let facts = [
+            Fact::Unary(PredSym::with("pt", &["x"]), 0),
+            Fact::Binary(PredSym::plain("next"), 0, 1),
+        ];
+        let value_at = |c: &ShapeClass, node_of_x: bool| {
+            let s = Structure::from_concrete(c, 2, &facts).unwrap_or_else(|e| panic!("{e}"));
+            let t = s.blur();
+            let pt = PredSym::with("pt", &["x"]);
+            let u = (0..t.len())
+                .find(|&u| (t.value(&pt, &[u]) == Kleene::True) == node_of_x)
+                .unwrap_or_else(|| panic!("node"));
+            t.value(&nn, &[u])
+        };
+        assert_eq!(value_at(&c, true), Kleene::True);
+        assert_eq!(value_at(&c, false), Kleene::False);
+        c.pointed_only.insert(nn.clone());
+        // kept on x's node, forgotten on the other
+        assert_eq!(value_at(&c, true), Kleene::True);
+        assert_eq!(value_at(&c, false), Kleene::Half);
     }
 
     #[test]
