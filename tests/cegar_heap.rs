@@ -393,6 +393,33 @@ fn corrupted_heap_certificates_are_rejected() {
     assert_cli_rejects(&f, &bad);
 }
 
+#[test]
+fn interpolation_survives_a_choice_under_an_array_index() {
+    // In sll_to_dll_rev-2 a nondeterministic value reaches an index of `$valid`
+    // through an `ite`; Z3's `qe` left the quantifier of its weakest precondition in
+    // place and the analysis of the path failed ("interpolation failed: qe left a
+    // quantifier"). `qe2` eliminates it: the refinements go on (here up to a limit).
+    let Some(root) = bench_dir() else {
+        eprintln!("skipped: ../shared/bench not found");
+        return;
+    };
+    let f = root.join("svcomp/heap-manipulation__sll_to_dll_rev-2.c");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--malloc-never-fails",
+        "--max-refinements",
+        "3",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(code, 20, "{out}");
+    assert!(
+        out.starts_with("UNKNOWN: refinement limit (3) reached"),
+        "{out}"
+    );
+}
+
 // ---------------------------------------------------------------------------------
 // The shared benchmarks (long): `cargo test --test cegar_heap -- --ignored --nocapture`
 

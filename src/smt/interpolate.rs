@@ -694,27 +694,52 @@ fn wp_step(
     Ok(phi)
 }
 
-/// `∀x. phi` without quantifiers, via Z3's `qe` on `¬∃x. ¬phi`.
+/// `∀x. phi` without quantifiers, via Z3's quantifier elimination on `¬∃x. ¬phi`:
+/// `qe` first; when it leaves a quantifier (e.g. `x` under an array `select` through
+/// an `ite`), the other exact pipelines of [`QE_PIPELINES`] in turn (2 s each).
 fn forall_elim(x: &Dynamic, phi: &Bool) -> Result<Bool, String> {
+    let mut last = String::new();
+    for pipeline in QE_PIPELINES {
+        match forall_elim_with(pipeline, x, phi) {
+            Ok(out) => return Ok(out),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// [`forall_elim`] with one tactic pipeline.
+fn forall_elim_with(pipeline: &[&str], x: &Dynamic, phi: &Bool) -> Result<Bool, String> {
     let ex = exists_const(&[x as &dyn Ast], &[], &phi.not());
     let goal = Goal::new(false, false, false);
     goal.assert(&ex);
-    let tactic = Tactic::new("qe").and_then(&Tactic::new("simplify"));
+    let mut tactic = Tactic::new(pipeline[0]);
+    for t in &pipeline[1..] {
+        tactic = tactic.and_then(&Tactic::new(t));
+    }
     let res = tactic
+        .try_for(std::time::Duration::from_secs(2))
         .apply(&goal, None)
-        .map_err(|e| format!("qe failed: {e}"))?;
+        .map_err(|e| format!("{} failed: {e}", pipeline.join(";")))?;
     let mut disj = Vec::new();
     for g in res.list_subgoals() {
         let fs = g.get_formulas();
         disj.push(Bool::and(&fs));
     }
-    let psi = Bool::or(&disj);
-    let out = psi.not().simplify();
+    let out = Bool::or(&disj).not().simplify();
     if has_quantifier(&Dynamic::from_ast(&out)) {
         return Err(format!("qe left a quantifier eliminating {x}"));
     }
     Ok(out)
 }
+
+/// Z3 tactic pipelines tried in order by [`forall_elim`]; each is an equivalence.
+const QE_PIPELINES: &[&[&str]] = &[
+    &["qe", "simplify"],
+    &["simplify", "elim-term-ite", "qe", "simplify"],
+    &["qe2", "simplify"],
+    &["qe_rec", "simplify"],
+];
 
 /// Checks `I_{i-1} ∧ A_i ⊨ I_i`, `I_0 = true`, `I_n = false` and that every `I_i` only
 /// mentions state symbols live at position `i`.
