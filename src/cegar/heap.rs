@@ -941,10 +941,7 @@ impl HeapAbstraction {
                     }
                 }
             }
-            if next.is_empty() {
-                return true;
-            }
-            if next.len() > PRODUCT_REPLAY_STATES {
+            if next.is_empty() || next.len() > PRODUCT_REPLAY_STATES {
                 return true;
             }
             cur = next;
