@@ -37,6 +37,11 @@ pub struct ArtNode<S> {
     /// one ([`Cpa::covers_union`]); empty for a covering by one node.
     #[serde(default)]
     pub covered_also: Vec<ArtId>,
+    /// True if states of other nodes were merged into this one ([`Cpa::merge`]): its
+    /// state covers, but may exceed, its parent's successor. False unless `BuildART`
+    /// merges.
+    #[serde(default)]
+    pub merged: bool,
     /// False once the node was removed by refinement.
     pub alive: bool,
     /// True once all successors were computed.
@@ -66,6 +71,10 @@ pub struct BuildOptions {
     /// Target locations ([`Program::is_error`]) already known to be reachable: nodes
     /// there are leaves like any other, not errors (the search goes on for the others).
     pub reached: Vec<Node>,
+    /// Merge a new node that no node covers into an older uncovered node at the same
+    /// location and call stack when the CPA's [`Cpa::merge`] allows it: the new node
+    /// gets the merged state and the older one becomes a covered leaf.
+    pub merge: bool,
 }
 
 impl Default for BuildOptions {
@@ -76,6 +85,7 @@ impl Default for BuildOptions {
             deadline: None,
             memory_limit_mb: None,
             reached: Vec::new(),
+            merge: false,
         }
     }
 }
@@ -135,6 +145,7 @@ impl<S: Clone> Art<S> {
             children: Vec::new(),
             covered_by: None,
             covered_also: Vec::new(),
+            merged: false,
             alive: true,
             expanded: false,
         });
@@ -215,6 +226,89 @@ impl<S: Clone> Art<S> {
         }
     }
 
+    /// `old` (alive, uncovered, at `into`'s location and call stack, with a state
+    /// `into`'s covers) becomes a leaf covered by `into`: its subtrees are removed and
+    /// the nodes it covered are covered by `into` instead (coverage is transitive).
+    pub fn absorb(&mut self, old: ArtId, into: ArtId) {
+        let removed = self.remove_children(old);
+        self.nodes[old].covered_by = Some(into);
+        self.nodes[old].covered_also.clear();
+        self.nodes[into].merged = true;
+        self.redirect_coverings(old, into, &removed);
+    }
+
+    /// `n` (alive, uncovered) takes the larger state `state` (a merge with a state
+    /// found below it): its subtrees are removed and it waits for expansion again.
+    pub fn grow(&mut self, n: ArtId, state: S) {
+        let removed = self.remove_children(n);
+        self.nodes[n].state = state;
+        self.nodes[n].merged = true;
+        self.waitlist.push_back(n);
+        self.redirect_coverings(n, n, &removed);
+    }
+
+    /// True if `a` is `b` or an ancestor of `b`.
+    pub fn is_ancestor(&self, a: ArtId, mut b: ArtId) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match self.nodes[b].parent {
+                Some((p, _)) => b = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// Removes the subtrees below `n` (which stays, unexpanded); returns the removed
+    /// nodes.
+    fn remove_children(&mut self, n: ArtId) -> rustc_hash::FxHashSet<ArtId> {
+        let mut todo = std::mem::take(&mut self.nodes[n].children);
+        let mut removed = rustc_hash::FxHashSet::default();
+        while let Some(m) = todo.pop() {
+            if !self.nodes[m].alive {
+                continue;
+            }
+            self.nodes[m].alive = false;
+            removed.insert(m);
+            todo.extend(self.nodes[m].children.iter().copied());
+        }
+        self.nodes[n].expanded = false;
+        removed
+    }
+
+    /// Coverings by `old` go to `into`; nodes covered by a `removed` node go back to
+    /// the waitlist.
+    fn redirect_coverings(
+        &mut self,
+        old: ArtId,
+        into: ArtId,
+        removed: &rustc_hash::FxHashSet<ArtId>,
+    ) {
+        for m in 0..self.nodes.len() {
+            if !self.nodes[m].alive || m == old || self.nodes[m].covered_by.is_none() {
+                continue;
+            }
+            let node = &mut self.nodes[m];
+            let mut cov: Vec<ArtId> = node
+                .covered_by
+                .iter()
+                .chain(&node.covered_also)
+                .map(|&c| if c == old { into } else { c })
+                .collect();
+            if cov.iter().any(|c| removed.contains(c)) {
+                node.covered_by = None;
+                node.covered_also.clear();
+                self.waitlist.push_back(m);
+                continue;
+            }
+            let mut seen = rustc_hash::FxHashSet::default();
+            cov.retain(|c| seen.insert(*c));
+            node.covered_by = Some(cov[0]);
+            node.covered_also = cov[1..].to_vec();
+        }
+    }
+
     /// Replaces every alive node's state by `f(node)` (e.g. `Abstract`'s HeapToShape).
     pub fn map_states(&mut self, mut f: impl FnMut(&ArtNode<S>) -> S) {
         for i in 0..self.nodes.len() {
@@ -236,7 +330,7 @@ pub fn build<C: Cpa>(
     opts: &BuildOptions,
     threshold: &mut dyn FnMut(&ArtNode<C::State>) -> bool,
 ) -> BuildOutcome {
-    loop {
+    'expand: loop {
         let next = match opts.order {
             Order::Bfs => art.waitlist.pop_front(),
             Order::Dfs => art.waitlist.pop_back(),
@@ -316,10 +410,35 @@ pub fn build<C: Cpa>(
                 };
                 if let Some(m) = coverer {
                     art.nodes[child].covered_by = Some(m);
+                    continue;
                 } else if let Some(ms) = union().filter(|ms| !ms.is_empty()) {
                     art.nodes[child].covered_by = Some(ms[0]);
                     art.nodes[child].covered_also = ms[1..].to_vec();
-                } else if threshold(&art.nodes[child]) {
+                    continue;
+                }
+                if opts.merge {
+                    let target = art.by_loc[&(to, new_stack.clone())]
+                        .iter()
+                        .copied()
+                        .filter(|&m| {
+                            m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
+                        })
+                        .find_map(|m| {
+                            cpa.merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
+                                .map(|j| (m, j))
+                        });
+                    if let Some((m, j)) = target {
+                        if art.is_ancestor(m, child) {
+                            // a loop: m itself grows and is expanded again (the node
+                            // being expanded was below it and is gone)
+                            art.grow(m, j);
+                            continue 'expand;
+                        }
+                        art.nodes[child].state = j;
+                        art.absorb(m, child);
+                    }
+                }
+                if threshold(&art.nodes[child]) {
                     return BuildOutcome::Threshold(child);
                 }
             }
@@ -425,5 +544,166 @@ mod tests {
         art.remove_subtree(n);
         assert_eq!(art.size(), before - 1);
         assert!(!art.is_complete());
+    }
+
+    /// States are bit sets joined by merging: the first edge out of a location sets
+    /// bit 2, any other edge bit 4 (so the two branches of a diamond differ, and a
+    /// loop's second iteration differs from its first).
+    struct EdgeBits;
+    impl Cpa for EdgeBits {
+        type State = u8;
+        type Prec = ();
+        fn name(&self) -> &'static str {
+            "edge-bits"
+        }
+        fn initial(&self, _: &Program, _: &()) -> u8 {
+            1
+        }
+        fn post(&self, prog: &Program, s: &u8, step: Step, _: Node, _: &()) -> Vec<u8> {
+            let e = match step {
+                Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => e,
+            };
+            let from = prog.graph.edge_endpoints(e).map(|(a, _)| a);
+            let first = from.and_then(|a| {
+                use petgraph::visit::EdgeRef;
+                prog.graph.edges(a).map(|x| x.id()).min()
+            }) == Some(e);
+            vec![*s | if first { 2 } else { 4 }]
+        }
+        fn covers(&self, t: &u8, s: &u8) -> bool {
+            s & !t == 0
+        }
+        fn merge(&self, t: &u8, s: &u8, _: Node, _: &()) -> Option<u8> {
+            (t | s != *t).then_some(t | s)
+        }
+    }
+
+    /// main: if (*) skip; else skip; (join) x = 0; (no error location)
+    fn diamond() -> Program {
+        let mut p = Program::new("t.c");
+        let c = p.add_var("main::c", Ty::INT, Scope::Temp(0));
+        let s = SrcLoc::default();
+        let entry = p.add_loc(0, s, LocKind::FuncEntry);
+        let test = p.add_loc(0, s, LocKind::Normal);
+        let join = p.add_loc(0, s, LocKind::Normal);
+        let exit = p.add_loc(0, s, LocKind::FuncExit);
+        p.add_edge(entry, test, Op::Nondet { dst: c }, s);
+        let cv = Expr::Var(c);
+        p.add_edge(test, join, Op::Assume { cond: cv.clone() }, s);
+        p.add_edge(test, join, Op::Assume { cond: cv.negate() }, s);
+        p.add_edge(join, exit, Op::Skip, s);
+        p.functions.push(Function {
+            name: "main".into(),
+            params: vec![],
+            locals: vec![c],
+            ret: None,
+            ret_ty: Ty::Void,
+            entry,
+            exit,
+            src: s,
+        });
+        p.entry = entry;
+        p
+    }
+
+    fn merging() -> BuildOptions {
+        BuildOptions {
+            merge: true,
+            ..BuildOptions::default()
+        }
+    }
+
+    #[test]
+    fn merging_siblings_covers_the_older_node_and_certifies() {
+        let prog = diamond();
+        let mut art = Art::new(&prog, 1u8);
+        let out = build(&EdgeBits, &prog, &mut art, &(), &merging(), &mut |_| false);
+        assert_eq!(out, BuildOutcome::Complete);
+        let join = prog.graph.node_indices().nth(2).unwrap();
+        let at_join: Vec<&ArtNode<u8>> = art
+            .nodes
+            .iter()
+            .filter(|n| n.alive && n.loc == join)
+            .collect();
+        assert_eq!(at_join.len(), 2);
+        let merged = at_join.iter().find(|n| n.merged).expect("a merged node");
+        assert_eq!(merged.state, 1 | 2 | 4);
+        let old = at_join.iter().find(|n| !n.merged).unwrap();
+        assert!(old.covered_by.is_some() && old.children.is_empty());
+        // one exit node below the merged node, none below the absorbed one
+        assert_eq!(
+            art.nodes
+                .iter()
+                .filter(|n| n.alive && n.loc == prog.functions[0].exit)
+                .count(),
+            1
+        );
+        let cert = crate::cert::Certificate::from_art(&EdgeBits, &prog, &art, &());
+        assert_eq!(crate::cert::check(&EdgeBits, &prog, &cert), Ok(()));
+        // without merging both branches go on
+        let mut sep = Art::new(&prog, 1u8);
+        build(
+            &EdgeBits,
+            &prog,
+            &mut sep,
+            &(),
+            &BuildOptions::default(),
+            &mut |_| false,
+        );
+        assert_eq!(
+            sep.nodes
+                .iter()
+                .filter(|n| n.loc == prog.functions[0].exit)
+                .count(),
+            2
+        );
+    }
+
+    /// main: while (*) skip; (the exit edge is the loop head's first edge)
+    fn spin() -> Program {
+        let mut p = Program::new("t.c");
+        let s = SrcLoc::default();
+        let entry = p.add_loc(0, s, LocKind::FuncEntry);
+        let head = p.add_loc(0, s, LocKind::Normal);
+        let body = p.add_loc(0, s, LocKind::Normal);
+        let exit = p.add_loc(0, s, LocKind::FuncExit);
+        p.add_edge(entry, head, Op::Skip, s);
+        p.add_edge(head, exit, Op::Skip, s);
+        p.add_edge(head, body, Op::Skip, s);
+        p.add_edge(body, head, Op::Skip, s);
+        p.functions.push(Function {
+            name: "main".into(),
+            params: vec![],
+            locals: vec![],
+            ret: None,
+            ret_ty: Ty::Void,
+            entry,
+            exit,
+            src: s,
+        });
+        p.entry = entry;
+        p
+    }
+
+    #[test]
+    fn merging_into_an_ancestor_grows_it_and_certifies() {
+        let prog = spin();
+        let mut art = Art::new(&prog, 1u8);
+        let out = build(&EdgeBits, &prog, &mut art, &(), &merging(), &mut |_| false);
+        assert_eq!(out, BuildOutcome::Complete);
+        let head = prog.graph.node_indices().nth(1).unwrap();
+        let heads: Vec<&ArtNode<u8>> = art
+            .nodes
+            .iter()
+            .filter(|n| n.alive && n.loc == head)
+            .collect();
+        // head: 1|2 after the entry edge, 1|2|4 after one iteration: the first head
+        // node grew in place, the second iteration's head is covered by it
+        let grown: Vec<_> = heads.iter().filter(|n| n.covered_by.is_none()).collect();
+        assert_eq!(grown.len(), 1);
+        assert!(grown[0].merged && grown[0].state == 7);
+        assert!(heads.iter().all(|n| n.covered_by.is_some() || n.merged));
+        let cert = crate::cert::Certificate::from_art(&EdgeBits, &prog, &art, &());
+        assert_eq!(crate::cert::check(&EdgeBits, &prog, &cert), Ok(()));
     }
 }

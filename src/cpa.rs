@@ -46,6 +46,20 @@ pub trait Cpa {
     fn adjust(&self, s: Self::State, _at: Node, _prec: &Self::Prec) -> Self::State {
         s
     }
+    /// Merge operator (CPAchecker's merge-join, used by `BuildART` when
+    /// [`crate::art::BuildOptions::merge`] is set): `Some(j)` with `j` covering both
+    /// `existing` and `new` and differing from `existing`, when the domain wants the
+    /// two states joined into one node at location `at`; `None` keeps them apart
+    /// (merge-sep, the default). Law: `covers(j, existing) && covers(j, new)`.
+    fn merge(
+        &self,
+        _existing: &Self::State,
+        _new: &Self::State,
+        _at: Node,
+        _prec: &Self::Prec,
+    ) -> Option<Self::State> {
+        None
+    }
     /// Coverage by several states together (CPAchecker's stop-join): `Some(used)` only
     /// if every concrete state of `s` is represented by some `ts[i]` with `i ∈ used`
     /// (indices into `ts`, non-empty, ascending). The default asks [`Cpa::covers`] of

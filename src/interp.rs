@@ -924,24 +924,37 @@ pub fn replay_path(prog: &Program, path: &[Step], inputs: &Inputs, limits: &Limi
     finish(m, o)
 }
 
+/// One step as `line:col op` (a call as `call f(..)`, a return as `return from ..`).
+pub fn render_step(prog: &Program, step: &Step) -> String {
+    let (e, prefix) = match step {
+        Step::Edge(e) => (*e, ""),
+        Step::Enter(e) => (*e, "call "),
+        Step::Leave(e) => (*e, "return from "),
+    };
+    let edge = &prog.graph[e];
+    format!(
+        "{:>5}:{:<3} {}{}",
+        edge.src.line,
+        edge.src.col,
+        prefix,
+        prog.op_str(&edge.op)
+    )
+}
+
+/// A path, one [`render_step`] per line (for logs of error paths).
+pub fn render_path(prog: &Program, path: &[Step]) -> String {
+    path.iter()
+        .map(|s| render_step(prog, s))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Renders a run's trace, one line per step: `line:col  op  [notes]`.
 pub fn render_trace(prog: &Program, run: &Run) -> String {
     let mut out = String::new();
     let mut notes = run.notes.iter().peekable();
     for (i, step) in run.trace.iter().enumerate() {
-        let (e, prefix) = match step {
-            Step::Edge(e) => (*e, ""),
-            Step::Enter(e) => (*e, "call "),
-            Step::Leave(e) => (*e, "return from "),
-        };
-        let edge = &prog.graph[e];
-        let mut line = format!(
-            "{:>5}:{:<3} {}{}",
-            edge.src.line,
-            edge.src.col,
-            prefix,
-            prog.op_str(&edge.op)
-        );
+        let mut line = render_step(prog, step);
         while let Some((j, text)) = notes.peek() {
             if *j > i + 1 {
                 break;

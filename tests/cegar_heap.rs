@@ -308,11 +308,12 @@ fn a_run_that_hits_a_limit_names_its_busiest_locations() {
 
 #[test]
 fn experiment_switches_keep_certificates_checkable() {
-    // `--shape-split` certificates name their own CPA, so that `check-certificate`
-    // rebuilds the split shape domain (the switches were environment variables
+    // `--shape-joined` certificates name their own CPA, so that `check-certificate`
+    // rebuilds the joined shape domain (the switches were environment variables
     // before, invisible to the checker)
     for extra in [
-        &["--shape-split"][..],
+        &["--shape-joined"][..],
+        &["--no-merge"],
         &["--no-heap-pointer-predicates"],
         &["--separate-mentioned-only"],
         &["--no-partial-join"],
@@ -577,10 +578,16 @@ fn predicates_that_leave_the_path_feasible_do_not_replace_fine_tune() {
     // alone: each such refinement rebuilt the ART into the same error before FineTune
     // ran (5 predicate refinements, 4 SCG refinements). Refine now replays the path in
     // the whole product with the new predicates and, when it still reaches the error,
-    // FineTunes in the same refinement (1 and 3).
+    // FineTunes in the same refinement (1 and 3). Measured with joined regions and no
+    // merging, the configuration of that change (merges add refinements of their own).
     let d = tempfile::tempdir().unwrap();
     let stats = d.path().join("s.json");
-    let flags = ["--stats-json", stats.to_str().unwrap()];
+    let flags = [
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "--shape-joined",
+        "--no-merge",
+    ];
     assert_safe_with_certificate_using(&data("uninit_cells_safe.c"), &flags, None);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
@@ -589,4 +596,24 @@ fn predicates_that_leave_the_path_feasible_do_not_replace_fine_tune() {
         "{v}"
     );
     assert!(v["refinements_scg"].as_u64().is_some_and(|n| n <= 3), "{v}");
+}
+
+#[test]
+fn a_merge_that_makes_an_error_reachable_stops_at_its_location() {
+    // Merging at the loop heads of uninit_cells_safe.c joins lists whose last cell's
+    // `inner` is NULL with lists where it is a fresh cell: the join reaches
+    // reach_error() along a path whose own steps do not. Refinement then turns merging
+    // off at the merged locations ("no merge at ...") and the proof goes through with
+    // a checkable certificate (the merged nodes it keeps are covered by the nodes
+    // they were merged into).
+    let d = tempfile::tempdir().unwrap();
+    let stats = d.path().join("s.json");
+    let flags = ["--stats-json", stats.to_str().unwrap()];
+    assert_safe_with_certificate_using(&data("uninit_cells_safe.c"), &flags, None);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert!(
+        v["refinements_merge"].as_u64().is_some_and(|n| n >= 1),
+        "{v}"
+    );
 }

@@ -61,10 +61,10 @@ pub struct VerifyArgs {
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
     pub domains: Domains,
-    /// Experiment: one shape structure per ART state instead of one joined region per
-    /// node (more path sensitivity, larger ARTs).
+    /// Experiment: one joined region of shape structures per ART node instead of one
+    /// structure per node (the default before merging; slower with merging).
     #[arg(long, help_heading = "Experiments")]
-    pub shape_split: bool,
+    pub shape_joined: bool,
     /// Experiment: drop interpolant predicates over pointers the heap domains track
     /// (the shape domain alone decides their (dis)equalities).
     #[arg(long, help_heading = "Experiments")]
@@ -90,6 +90,11 @@ pub struct VerifyArgs {
     /// correct.
     #[arg(long, help_heading = "Experiments")]
     pub per_variable_uninit: bool,
+    /// Experiment: never merge ART nodes (merge-sep); by default a new node whose
+    /// predicate cube and explicit heap equal those of an uncovered node at the same
+    /// location is merged into it (shape regions joined, TVLA-style).
+    #[arg(long, help_heading = "Experiments")]
+    pub no_merge: bool,
 }
 
 /// The abstract domains `verify` combines.
@@ -117,12 +122,13 @@ impl Default for VerifyArgs {
             stats_json: None,
             scg: crate::cli::ScgMode::Refine,
             domains: Domains::Heap,
-            shape_split: false,
+            shape_joined: false,
             no_heap_pointer_predicates: false,
             separate_mentioned_only: false,
             no_partial_join: false,
             local_scg: false,
             per_variable_uninit: false,
+            no_merge: false,
         }
     }
 }
@@ -171,6 +177,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         max_refinements: args.max_refinements,
         max_nodes: args.max_nodes,
         memory_limit_mb: args.memory_limit,
+        merge: !args.no_merge,
         ..Default::default()
     };
     if args.domains == Domains::Pred {
@@ -196,7 +203,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         }
     };
     let options = HeapOptions {
-        shape_split: args.shape_split,
+        shape_joined: args.shape_joined,
         filter_heap_pointer_predicates: args.no_heap_pointer_predicates,
         separate_mentioned_only: args.separate_mentioned_only,
         no_partial_join: args.no_partial_join,
@@ -251,10 +258,11 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
         }
     }
     println!(
-        "refinements: {} (predicates), {} td, {} scg, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
+        "refinements: {} (predicates), {} td, {} scg, {} merge, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
         s.refinements_pred,
         s.refinements_td,
         s.refinements_scg,
+        s.refinements_merge,
         s.art_nodes,
         s.art_nodes_created,
         s.time_total_s,

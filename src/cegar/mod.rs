@@ -75,6 +75,9 @@ pub struct CegarOptions {
     pub validate_interpolants: bool,
     /// Resident-memory budget in MiB (UNKNOWN when exceeded).
     pub memory_limit_mb: Option<u64>,
+    /// Let `BuildART` merge states ([`crate::cpa::Cpa::merge`]; a domain without a
+    /// merge operator is unaffected).
+    pub merge: bool,
 }
 
 impl Default for CegarOptions {
@@ -87,6 +90,7 @@ impl Default for CegarOptions {
             smt_timeout_ms: 20_000,
             validate_interpolants: true,
             memory_limit_mb: None,
+            merge: true,
         }
     }
 }
@@ -115,6 +119,9 @@ pub struct RefineInput<'a> {
     pub locs: &'a [Node],
     /// The validated sequence interpolants with atoms.
     pub interpolants: &'a Interpolants,
+    /// Positions (indices into `nodes`) of the nodes whose states were merged
+    /// ([`crate::art::ArtNode::merged`]), ascending.
+    pub merged: &'a [usize],
 }
 
 /// An abstract domain under CEGAR: its CPA, its current precision, and how an infeasible
@@ -169,6 +176,9 @@ pub struct Stats {
     pub refinements_td: usize,
     /// SCG refinements (shape domain; 0 for now).
     pub refinements_scg: usize,
+    /// Refinements that stopped merging at some locations (an error was reached only
+    /// through merged states).
+    pub refinements_merge: usize,
     /// Error paths through nodes computed under an older precision (rebuilt, no
     /// refinement needed).
     pub stale_rebuilds: usize,
@@ -369,6 +379,7 @@ where
         deadline,
         memory_limit_mb: opts.memory_limit_mb,
         reached: Vec::new(),
+        merge: opts.merge,
     };
     // NULL dereferences found reachable (replayed): never SAFE after one, but the
     // search goes on, since a real error path still makes the answer UNSAFE.
@@ -631,14 +642,23 @@ where
                         give_up!(why);
                     }
                     Ok(PathAnalysis::Infeasible(itps)) => {
+                        tracing::debug!(
+                            "infeasible error path of {} steps:\n{}",
+                            path.len(),
+                            crate::interp::render_path(prog, &path)
+                        );
                         if opts.validate_interpolants && !itps.validated {
                             give_up!("interpolants were not validated".into());
                         }
+                        let merged: Vec<usize> = (0..nodes.len())
+                            .filter(|&i| art.nodes[nodes[i]].merged)
+                            .collect();
                         let input = RefineInput {
                             path: &path,
                             nodes: &nodes,
                             locs: &locs,
                             interpolants: &itps,
+                            merged: &merged,
                         };
                         let r = abs.refine(prog, &input);
                         for u in &r.unhandled {
@@ -679,12 +699,16 @@ where
                             match r.kind {
                                 "td" => stats.refinements_td += 1,
                                 "scg" => stats.refinements_scg += 1,
+                                "merge" => stats.refinements_merge += 1,
                                 _ => stats.refinements_pred += 1,
                             }
                         }
                         let line = format!(
                             "refinement {}: path of {} steps, pivot at position {pivot}: {}",
-                            stats.refinements_pred + stats.refinements_td + stats.refinements_scg,
+                            stats.refinements_pred
+                                + stats.refinements_td
+                                + stats.refinements_scg
+                                + stats.refinements_merge,
                             path.len(),
                             r.added.join(", ")
                         );
@@ -703,8 +727,10 @@ where
                                 art.remove_subtree(c);
                             }
                         }
-                        let total =
-                            stats.refinements_pred + stats.refinements_td + stats.refinements_scg;
+                        let total = stats.refinements_pred
+                            + stats.refinements_td
+                            + stats.refinements_scg
+                            + stats.refinements_merge;
                         if total >= opts.max_refinements {
                             give_up!(format!(
                                 "refinement limit ({}) reached",
@@ -719,7 +745,8 @@ where
 }
 
 /// The first position `i >= 1` of the path whose ART node's state differs from what
-/// the CPA computes now (current precision) from its parent's state.
+/// the CPA computes now (current precision) from its parent's state (for a node with
+/// merged states: does not cover it).
 fn first_stale<A: Abstraction>(
     prog: &Program,
     abs: &A,
@@ -732,10 +759,13 @@ fn first_stale<A: Abstraction>(
     (1..nodes.len()).find(|&i| {
         let parent = &art.nodes[nodes[i - 1]];
         let node = &art.nodes[nodes[i]];
+        // a merged node holds more than its parent's successor: it is current if it
+        // covers one
+        let merged = node.merged;
         !cpa.post(prog, &parent.state, path[i - 1], node.loc, prec)
             .into_iter()
             .map(|s| cpa.adjust(s, node.loc, prec))
-            .any(|s| s == node.state)
+            .any(|s| s == node.state || (merged && cpa.covers(&node.state, &s)))
     })
 }
 

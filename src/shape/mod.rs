@@ -304,6 +304,16 @@ impl ShapeState {
             loaded: BTreeMap::new(),
         }
     }
+    /// Every component's structures, one per line (`struct: {structure}`), for logs.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (k, c) in &self.comps {
+            for st in c.region.structures() {
+                out.push_str(&format!("  #{k}: {st}\n"));
+            }
+        }
+        out
+    }
     /// True if the state represents no concrete state (some region is empty): the
     /// location is unreachable along whatever produced it (e.g. FineTune's path post).
     pub fn is_bottom(&self) -> bool {
@@ -323,6 +333,40 @@ impl ShapeState {
                 .loaded
                 .iter()
                 .all(|(k, v)| self.loaded.get(k) == Some(v))
+    }
+    /// The join of `self` and `other` when both use the partial join
+    /// ([`crate::tvla::ShapeClass::partial_join`]) for every component and agree on
+    /// the components and the loaded-field bookkeeping, and every structure of `other`
+    /// has the node names of one of `self`: each component's region is the partially
+    /// joined union and its flags the union. `None` otherwise, or when the join is
+    /// `self` again. The result covers both states.
+    pub fn merge(&self, other: &ShapeState) -> Option<ShapeState> {
+        if self.loaded != other.loaded
+            || self.comps.len() != other.comps.len()
+            || self.is_bottom()
+            || other.is_bottom()
+        {
+            return None;
+        }
+        let mut comps = BTreeMap::new();
+        for (k, c) in &self.comps {
+            let o = other.comps.get(k)?;
+            if c.region.class != o.region.class || !c.region.class.partial_join {
+                return None;
+            }
+            let j = c.join(o);
+            // only joins within the names `self` already has: a region never grows
+            // by merging, so merged nodes stay as cheap to expand as the others
+            if j.region.len() > c.region.len() {
+                return None;
+            }
+            comps.insert(*k, j);
+        }
+        let j = ShapeState {
+            comps,
+            loaded: self.loaded.clone(),
+        };
+        (j != *self).then_some(j)
     }
     /// Coverage by a union (stop-join): `Some(used)` if every combination of one
     /// structure per component lies in some `others[i]` (`i ∈ used`, indices into
@@ -560,6 +604,7 @@ impl ShapeCpa {
         let mut cur = s.clone();
         for (i, (step, to)) in path.iter().enumerate() {
             cur = self.post_joined_with(prog, &cur, *step, *to, prec, stored(i))?;
+            tracing::trace!(target: "shapemc::shape::path", "{}\n{}", crate::interp::render_step(prog, step), cur.render());
         }
         Some(cur)
     }
