@@ -3,9 +3,10 @@
 //!
 //! Invariants:
 //! - node 0 is the root: [`Program::entry`], empty call stack, the CPA's initial state;
-//! - a node is either *expanded* (all successors of all its steps are its children),
-//!   *covered* (by an older, alive, uncovered node at the same location and call stack
-//!   whose state covers its own), or on the waitlist;
+//! - a node is either *expanded* (every successor of every step is covered by one of
+//!   its children, equal to it unless the child is [`ArtNode::merged`]), *covered* (by
+//!   alive, uncovered nodes at the same location and call stack whose states cover its
+//!   own: older ones, or the younger node it was merged into), or on the waitlist;
 //! - removed nodes ([`Art::remove_subtree`]) are never used again; nodes they covered
 //!   go back to the waitlist, so the tree stays sound after refinement;
 //! - a complete ART (empty waitlist) without a node at an error location is a proof
