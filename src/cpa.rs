@@ -60,6 +60,14 @@ pub trait Cpa {
     ) -> Option<Self::State> {
         None
     }
+    /// True if `merged`, a state that [`Cpa::merge`] produced, is what the current
+    /// precision would merge `succ` into (used to tell nodes computed under an older
+    /// precision from merged ones). Default: `covers(merged, succ)`; a domain whose
+    /// merge keeps some components equal should also compare those, since a coarser
+    /// old component covers a finer new one.
+    fn merged_covers(&self, merged: &Self::State, succ: &Self::State) -> bool {
+        self.covers(merged, succ)
+    }
     /// Coverage by several states together (CPAchecker's stop-join): `Some(used)` only
     /// if every concrete state of `s` is represented by some `ts[i]` with `i ∈ used`
     /// (indices into `ts`, non-empty, ascending). The default asks [`Cpa::covers`] of

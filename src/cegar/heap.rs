@@ -246,6 +246,13 @@ impl Cpa for HeapCpa {
             shape: existing.shape.merge(&new.shape)?,
         })
     }
+    /// Merges keep the cube and the explicit heap: both must be equal, the shape part
+    /// covering.
+    fn merged_covers(&self, merged: &HeapState, succ: &HeapState) -> bool {
+        merged.pred == succ.pred
+            && merged.explicit == succ.explicit
+            && self.shape.covers(&merged.shape, &succ.shape)
+    }
     fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
         HeapState {
             pred: self.pred.adjust(s.pred, at, &prec.pred),
@@ -1683,6 +1690,27 @@ mod tests {
         assert_eq!(a.types.get(&0), Some(&TypeMode::Explicit));
         // without an SCG library the threshold never fires
         assert!(!a.undecided_explicit());
+    }
+
+    #[test]
+    fn merges_keep_cube_and_explicit_heap_and_only_at_merge_points() {
+        let prog = prog();
+        let cpa = HeapCpa::new(&prog, 1000, true);
+        let mut prec = HeapPrec::default();
+        let at = prog.entry;
+        let s = cpa.initial(&prog, &prec);
+        // identical states: nothing to merge; an unlisted location never merges
+        assert_eq!(cpa.merge(&s, &s, at, &prec), None);
+        prec.merge_at.insert(at);
+        assert_eq!(cpa.merge(&s, &s, at, &prec), None);
+        // a different cube: no merge
+        let mut t = s.clone();
+        t.pred = crate::predabs::Cube(vec![(0, true)]);
+        assert_eq!(cpa.merge(&s, &t, at, &prec), None);
+        // a merged state is current for a successor only with the same cube and
+        // explicit heap (a coarser, older cube covers a finer one but is stale)
+        assert!(cpa.merged_covers(&s, &s));
+        assert!(cpa.covers(&s, &t) && !cpa.merged_covers(&s, &t));
     }
 
     #[test]

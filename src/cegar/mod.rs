@@ -746,7 +746,7 @@ where
 
 /// The first position `i >= 1` of the path whose ART node's state differs from what
 /// the CPA computes now (current precision) from its parent's state (for a node with
-/// merged states: does not cover it).
+/// merged states: does not cover it as a merge would, [`crate::cpa::Cpa::merged_covers`]).
 fn first_stale<A: Abstraction>(
     prog: &Program,
     abs: &A,
@@ -765,7 +765,7 @@ fn first_stale<A: Abstraction>(
         !cpa.post(prog, &parent.state, path[i - 1], node.loc, prec)
             .into_iter()
             .map(|s| cpa.adjust(s, node.loc, prec))
-            .any(|s| s == node.state || (merged && cpa.covers(&node.state, &s)))
+            .any(|s| s == node.state || (merged && cpa.merged_covers(&node.state, &s)))
     })
 }
 
