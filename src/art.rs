@@ -194,33 +194,13 @@ impl<S: Clone> Art<S> {
     /// Removes `n` and its descendants (refinement). Nodes covered by a removed node
     /// are uncovered and re-queued; the parent of `n` is re-queued for re-expansion.
     pub fn remove_subtree(&mut self, n: ArtId) {
-        let mut todo = vec![n];
-        let mut removed = Vec::new();
-        while let Some(m) = todo.pop() {
-            if !self.nodes[m].alive {
-                continue;
-            }
-            self.nodes[m].alive = false;
-            removed.push(m);
-            todo.extend(self.nodes[m].children.iter().copied());
-        }
-        for m in 0..self.nodes.len() {
-            let node = &self.nodes[m];
-            let lost = node.alive
-                && node
-                    .covered_by
-                    .iter()
-                    .chain(&node.covered_also)
-                    .any(|&c| !self.nodes[c].alive);
-            if lost {
-                self.nodes[m].covered_by = None;
-                self.nodes[m].covered_also.clear();
-                self.waitlist.push_back(m);
-            }
-        }
+        self.kill(vec![n]);
+        self.fix_coverings(None);
         if let Some((p, _)) = self.nodes[n].parent {
             if self.nodes[p].alive {
-                self.nodes[p].children.retain(|c| !removed.contains(c));
+                let mut children = std::mem::take(&mut self.nodes[p].children);
+                children.retain(|&c| self.nodes[c].alive);
+                self.nodes[p].children = children;
                 self.nodes[p].expanded = false;
                 self.waitlist.push_back(p);
             }
@@ -231,21 +211,21 @@ impl<S: Clone> Art<S> {
     /// `into`'s covers) becomes a leaf covered by `into`: its subtrees are removed and
     /// the nodes it covered are covered by `into` instead (coverage is transitive).
     pub fn absorb(&mut self, old: ArtId, into: ArtId) {
-        let removed = self.remove_children(old);
+        self.remove_children(old);
         self.nodes[old].covered_by = Some(into);
         self.nodes[old].covered_also.clear();
         self.nodes[into].merged = true;
-        self.redirect_coverings(old, into, &removed);
+        self.fix_coverings(Some((old, into)));
     }
 
     /// `n` (alive, uncovered) takes the larger state `state` (a merge with a state
     /// found below it): its subtrees are removed and it waits for expansion again.
     pub fn grow(&mut self, n: ArtId, state: S) {
-        let removed = self.remove_children(n);
+        self.remove_children(n);
         self.nodes[n].state = state;
         self.nodes[n].merged = true;
         self.waitlist.push_back(n);
-        self.redirect_coverings(n, n, &removed);
+        self.fix_coverings(None);
     }
 
     /// True if `a` is `b` or an ancestor of `b`.
@@ -261,52 +241,53 @@ impl<S: Clone> Art<S> {
         }
     }
 
-    /// Removes the subtrees below `n` (which stays, unexpanded); returns the removed
-    /// nodes.
-    fn remove_children(&mut self, n: ArtId) -> rustc_hash::FxHashSet<ArtId> {
-        let mut todo = std::mem::take(&mut self.nodes[n].children);
-        let mut removed = rustc_hash::FxHashSet::default();
+    /// Marks `roots` and their descendants removed.
+    fn kill(&mut self, mut todo: Vec<ArtId>) {
         while let Some(m) = todo.pop() {
             if !self.nodes[m].alive {
                 continue;
             }
             self.nodes[m].alive = false;
-            removed.insert(m);
             todo.extend(self.nodes[m].children.iter().copied());
         }
-        self.nodes[n].expanded = false;
-        removed
     }
 
-    /// Coverings by `old` go to `into`; nodes covered by a `removed` node go back to
-    /// the waitlist.
-    fn redirect_coverings(
-        &mut self,
-        old: ArtId,
-        into: ArtId,
-        removed: &rustc_hash::FxHashSet<ArtId>,
-    ) {
+    /// Removes the subtrees below `n`, which stays alive and unexpanded.
+    fn remove_children(&mut self, n: ArtId) {
+        let children = std::mem::take(&mut self.nodes[n].children);
+        self.kill(children);
+        self.nodes[n].expanded = false;
+    }
+
+    /// After removals: coverings by `moved.0` go to `moved.1`; nodes covered by a
+    /// removed node are uncovered and go back to the waitlist.
+    fn fix_coverings(&mut self, moved: Option<(ArtId, ArtId)>) {
         for m in 0..self.nodes.len() {
-            if !self.nodes[m].alive || m == old || self.nodes[m].covered_by.is_none() {
+            let node = &self.nodes[m];
+            if !node.alive || node.covered_by.is_none() || moved.is_some_and(|(o, _)| o == m) {
                 continue;
             }
-            let node = &mut self.nodes[m];
             let mut cov: Vec<ArtId> = node
                 .covered_by
                 .iter()
                 .chain(&node.covered_also)
-                .map(|&c| if c == old { into } else { c })
+                .map(|&c| match moved {
+                    Some((o, into)) if c == o => into,
+                    _ => c,
+                })
                 .collect();
-            if cov.iter().any(|c| removed.contains(c)) {
-                node.covered_by = None;
-                node.covered_also.clear();
+            if cov.iter().any(|&c| !self.nodes[c].alive) {
+                self.nodes[m].covered_by = None;
+                self.nodes[m].covered_also.clear();
                 self.waitlist.push_back(m);
                 continue;
             }
-            let mut seen = rustc_hash::FxHashSet::default();
-            cov.retain(|c| seen.insert(*c));
-            node.covered_by = Some(cov[0]);
-            node.covered_also = cov[1..].to_vec();
+            if moved.is_some() {
+                let mut seen = rustc_hash::FxHashSet::default();
+                cov.retain(|c| seen.insert(*c));
+                self.nodes[m].covered_by = Some(cov[0]);
+                self.nodes[m].covered_also = cov[1..].to_vec();
+            }
         }
     }
 

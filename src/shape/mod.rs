@@ -342,31 +342,21 @@ impl ShapeState {
     /// `self` again. The result covers both states.
     pub fn merge(&self, other: &ShapeState) -> Option<ShapeState> {
         if self.loaded != other.loaded
-            || self.comps.len() != other.comps.len()
             || self.is_bottom()
             || other.is_bottom()
+            || self.comps.values().any(|c| !c.region.class.partial_join)
         {
             return None;
         }
-        let mut comps = BTreeMap::new();
-        for (k, c) in &self.comps {
-            let o = other.comps.get(k)?;
-            if c.region.class != o.region.class || !c.region.class.partial_join {
-                return None;
-            }
-            let j = c.join(o);
-            // only joins within the names `self` already has: a region never grows
-            // by merging, so merged nodes stay as cheap to expand as the others
-            if j.region.len() > c.region.len() {
-                return None;
-            }
-            comps.insert(*k, j);
-        }
-        let j = ShapeState {
-            comps,
-            loaded: self.loaded.clone(),
-        };
-        (j != *self).then_some(j)
+        let j = self.join(other)?;
+        // only joins within the names `self` already has: a region never grows by
+        // merging, so merged nodes stay as cheap to expand as the others
+        let grows = j.comps.iter().any(|(k, c)| {
+            self.comps
+                .get(k)
+                .is_none_or(|o| c.region.len() > o.region.len())
+        });
+        (!grows && j != *self).then_some(j)
     }
     /// Coverage by a union (stop-join): `Some(used)` if every combination of one
     /// structure per component lies in some `others[i]` (`i ∈ used`, indices into
