@@ -234,9 +234,10 @@ impl Cpa for HeapCpa {
         at: Node,
         prec: &HeapPrec,
     ) -> Option<HeapState> {
-        if existing.pred != new.pred
+        // the location first: it is the same for every candidate and excludes most
+        if !prec.merge_at.contains(&at)
+            || existing.pred != new.pred
             || existing.explicit != new.explicit
-            || !prec.merge_at.contains(&at)
         {
             return None;
         }
