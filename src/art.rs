@@ -438,8 +438,24 @@ fn callee_entry(prog: &Program, call: EdgeId) -> Node {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfa::{BinOp, Expr, Function, LocKind, Op, Scope, SrcLoc, Ty};
+    use crate::cfa::{BinOp, Expr, Function, LocKind, Op, Scope, SrcLoc, Ty, VarId};
     use crate::cpa::Locations;
+
+    /// `p` with `main` (no parameters, `void`) from `entry` to `exit` as its entry.
+    fn with_main(mut p: Program, entry: Node, exit: Node, locals: Vec<VarId>) -> Program {
+        p.functions.push(Function {
+            name: "main".into(),
+            params: vec![],
+            locals,
+            ret: None,
+            ret_ty: Ty::Void,
+            entry,
+            exit,
+            src: SrcLoc::default(),
+        });
+        p.entry = entry;
+        p
+    }
 
     /// main: while (x < 3) x = x + 1; if (x == 5) error;
     fn looping() -> Program {
@@ -476,18 +492,7 @@ mod tests {
         let eq = Expr::bin(BinOp::Eq, Expr::Var(x), Expr::Int(5));
         p.add_edge(after, err, Op::Assume { cond: eq.clone() }, s);
         p.add_edge(after, exit, Op::Assume { cond: eq.negate() }, s);
-        p.functions.push(Function {
-            name: "main".into(),
-            params: vec![],
-            locals: vec![x],
-            ret: None,
-            ret_ty: Ty::Void,
-            entry,
-            exit,
-            src: s,
-        });
-        p.entry = entry;
-        p
+        with_main(p, entry, exit, vec![x])
     }
 
     #[test]
@@ -574,18 +579,7 @@ mod tests {
         p.add_edge(test, join, Op::Assume { cond: cv.clone() }, s);
         p.add_edge(test, join, Op::Assume { cond: cv.negate() }, s);
         p.add_edge(join, exit, Op::Skip, s);
-        p.functions.push(Function {
-            name: "main".into(),
-            params: vec![],
-            locals: vec![c],
-            ret: None,
-            ret_ty: Ty::Void,
-            entry,
-            exit,
-            src: s,
-        });
-        p.entry = entry;
-        p
+        with_main(p, entry, exit, vec![c])
     }
 
     fn merging() -> BuildOptions {
@@ -653,18 +647,7 @@ mod tests {
         p.add_edge(head, exit, Op::Skip, s);
         p.add_edge(head, body, Op::Skip, s);
         p.add_edge(body, head, Op::Skip, s);
-        p.functions.push(Function {
-            name: "main".into(),
-            params: vec![],
-            locals: vec![],
-            ret: None,
-            ret_ty: Ty::Void,
-            entry,
-            exit,
-            src: s,
-        });
-        p.entry = entry;
-        p
+        with_main(p, entry, exit, vec![])
     }
 
     #[test]
