@@ -2,6 +2,7 @@
 //! after "Shape Refinement through Explicit Heap Analysis" (Beyer, Henzinger,
 //! Théoduloz, Zufferey). See `ARCHITECTURE.md` for the map of the crate.
 
+pub mod affine;
 pub mod art;
 pub mod bench;
 pub mod cegar;
