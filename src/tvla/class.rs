@@ -44,6 +44,11 @@ pub struct ShapeClass {
     /// values there, which no proof reads, do not tell structures apart.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub pointed_only: BTreeSet<PredSym>,
+    /// Program integer variables related to node cardinalities (counting; see
+    /// [`super::counts`]): each structure of a region of this class carries affine
+    /// equalities over these variables and its nodes' cardinalities. Empty: no counting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<String>,
 }
 
 impl ShapeClass {

@@ -342,6 +342,7 @@ pub fn simple_class(ptrs: &[&str], fields: &[&str], instr: Vec<PredDef>) -> Shap
         constraints: Vec::new(),
         partial_join: false,
         pointed_only: Default::default(),
+        counters: Vec::new(),
     }
 }
 

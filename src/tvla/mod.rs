@@ -18,6 +18,7 @@
 pub mod analysis;
 pub mod class;
 pub mod coerce;
+pub mod counts;
 pub mod eval;
 pub mod families;
 pub mod formula;

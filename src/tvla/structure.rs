@@ -352,7 +352,18 @@ pub struct Structure {
     /// [`UnarySig`] of the values, computed on first use by [`Structure::embeds_into`]
     /// and reset by every mutation; not part of equality, order or hash.
     sig: std::sync::OnceLock<UnarySig>,
+    /// Provenance, one mask per node (see [`Structure::origins`]); not part of
+    /// equality, order or hash.
+    origin: Vec<u64>,
+    /// Provenance masks of the nodes [`Structure::remove_node`] removed (one concrete
+    /// cell each, e.g. by `free`); not part of equality, order or hash.
+    removed: Vec<u64>,
 }
+
+/// The provenance bit of nodes created by [`Structure::add_node`] (an allocation);
+/// bits `0..63` name the nodes of the structure [`Structure::with_identity_origins`]
+/// was called on.
+pub const ORIGIN_NEW: u64 = 1 << 63;
 
 /// Aggregated definite unary values of a structure, as bitmasks over the unary
 /// predicates: the predicates true (false) at every node (`all_*`) and at some node
@@ -478,6 +489,8 @@ impl Structure {
             v1: Vec::new(),
             v2: Vec::new(),
             sig: Default::default(),
+            origin: Vec::new(),
+            removed: Vec::new(),
         }
     }
 
@@ -638,6 +651,7 @@ impl Structure {
         self.sig = Default::default();
         self.v2 = v2;
         self.v1.extend(std::iter::repeat_n(Kleene::False, nu));
+        self.origin.push(ORIGIN_NEW);
         self.n = n + 1;
         self.set1(SM, n, sm);
         n
@@ -647,6 +661,7 @@ impl Structure {
     /// the self-edge values copied between the two copies); returns the copy's index.
     pub fn duplicate_node(&mut self, u: usize) -> usize {
         let c = self.add_node(Kleene::False);
+        self.origin[c] = self.origin[u];
         let nu = self.voc.unary.len();
         for p in 0..nu {
             let k = self.get1(p, u);
@@ -693,13 +708,44 @@ impl Structure {
             v1,
             v2,
             sig: Default::default(),
+            origin: order.iter().map(|&u| self.origin[u]).collect(),
+            removed: self.removed.clone(),
         }
+    }
+
+    /// A copy whose node `u` has provenance `1 << u` (`u < 63`; nodes beyond have
+    /// none: mask 0). Operations carry the masks along: [`Structure::duplicate_node`]
+    /// copies, [`Structure::select`] permutes, [`Structure::blur`] unions the masks of
+    /// merged nodes, [`Structure::add_node`] marks [`ORIGIN_NEW`]. So after
+    /// [`super::transfer::post`] (which calls this on its input) node `v` of a result
+    /// represents concrete nodes that were represented by the input nodes in
+    /// `origins()[v]`, plus a freshly allocated one if [`ORIGIN_NEW`] is set.
+    pub fn with_identity_origins(&self) -> Structure {
+        let mut t = self.clone();
+        t.origin = (0..self.n)
+            .map(|u| if u < 63 { 1u64 << u } else { 0 })
+            .collect();
+        t.removed.clear();
+        t
+    }
+
+    /// The provenance masks, one per node (see [`Structure::with_identity_origins`]).
+    pub fn origins(&self) -> &[u64] {
+        &self.origin
+    }
+
+    /// The provenance masks of the nodes removed since the last
+    /// [`Structure::with_identity_origins`], one entry per removed (single) cell.
+    pub fn removed_origins(&self) -> &[u64] {
+        &self.removed
     }
 
     /// Removes node `u`.
     pub fn remove_node(&self, u: usize) -> Structure {
         let order: Vec<usize> = (0..self.n).filter(|w| *w != u).collect();
-        self.select(&order)
+        let mut t = self.select(&order);
+        t.removed.push(self.origin[u]);
+        t
     }
 
     /// Re-evaluates the definitions of the instrumentation predicates (all of them, or
@@ -785,6 +831,7 @@ impl Structure {
         let mut t = Structure::empty_voc(self.voc.clone());
         t.v0 = self.v0.clone();
         t.sig = Default::default();
+        t.removed = self.removed.clone();
         for _ in 0..groups.len() {
             t.add_node(Kleene::False);
         }
@@ -800,6 +847,7 @@ impl Structure {
             if members.len() > 1 {
                 t.set1(SM, g, Kleene::Half);
             }
+            t.origin[g] = members.iter().fold(0, |m, &u| m | self.origin[u]);
         }
         for p in 0..self.voc.binary.len() {
             for (g, (_, ma)) in groups.iter().enumerate() {
@@ -819,7 +867,7 @@ impl Structure {
     }
 
     /// The name of node `u`: its values of the abstraction predicates.
-    fn name(&self, u: usize) -> Vec<Kleene> {
+    pub fn name(&self, u: usize) -> Vec<Kleene> {
         self.voc.abs.iter().map(|i| self.get1(*i, u)).collect()
     }
 
@@ -969,21 +1017,27 @@ impl Structure {
     /// node. Implies that every concrete heap represented by `self` is represented by
     /// `other`. Structures of different vocabularies never embed.
     pub fn embeds_into(&self, other: &Structure) -> bool {
+        self.embedding(other).is_some()
+    }
+
+    /// A witness of [`Structure::embeds_into`]: the map `h` (`h[u]` is the node of
+    /// `other` that node `u` of `self` goes to; the identity for equal structures).
+    pub fn embedding(&self, other: &Structure) -> Option<Vec<usize>> {
         if !self.voc.same(&other.voc) || self.n < other.n {
-            return false;
+            return None;
         }
         if self == other {
-            return true;
+            return Some((0..self.n).collect());
         }
         if !self.v0.iter().zip(&other.v0).all(|(a, b)| a.leq_info(*b)) {
-            return false;
+            return None;
         }
         let (a, b) = (
             self.sig.get_or_init(|| UnarySig::of(self)),
             other.sig.get_or_init(|| UnarySig::of(other)),
         );
         if self.n > 0 && other.n > 0 && !a.may_embed_into(b) {
-            return false;
+            return None;
         }
         let cands: Vec<Vec<usize>> = (0..self.n)
             .map(|u| {
@@ -997,11 +1051,12 @@ impl Structure {
             })
             .collect();
         if cands.iter().any(|c| c.is_empty()) {
-            return false;
+            return None;
         }
         let mut h = vec![usize::MAX; self.n];
         let mut count = vec![0usize; other.n];
         self.embed_rec(other, &cands, 0, &mut h, &mut count, other.n)
+            .then_some(h)
     }
 
     fn embed_rec(

@@ -112,7 +112,7 @@ pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
     if let Some(r) = POST_MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return r;
     }
-    let r = post_impl(s, op, true);
+    let r = post_impl(&s.with_identity_origins(), op, true);
     POST_MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= POST_MEMO_CAP {
@@ -209,7 +209,14 @@ fn post_impl(s: &Structure, op: &PtrOp, abstract_: bool) -> PostResult {
     let mut structures = Vec::new();
     for t in res {
         let t = if abstract_ { t.blur() } else { t };
-        if seen.insert(t.clone()) {
+        // equal structures with different provenance are different results for
+        // counting (`super::counts::after_post`)
+        let key = (
+            t.clone(),
+            t.origins().to_vec(),
+            t.removed_origins().to_vec(),
+        );
+        if seen.insert(key) {
             structures.push(t);
         }
     }
