@@ -651,3 +651,25 @@ fn bintree_rotations_are_proved_with_merging() {
         assert_eq!((code, out.trim()), (0, "VALID"), "{t}");
     }
 }
+
+#[test]
+fn a_list_length_counter_is_proved_by_counting_cells() {
+    // `count == len` after walking a list of `len` pushed cells: predicates over the
+    // integers cannot see the list, and explicit values never converge. The "count"
+    // refinement makes len and count counters of the list's class (affine equalities
+    // with the node cardinalities, `shape::numeric`); FineTune then adds the
+    // reachability that separates the counted cells. The certificate carries the
+    // counts and checks.
+    let file = data("sll_count_safe.c");
+    assert_safe_with_certificate(&file);
+    let (_, out) = shapemc_with(&["verify", file.to_str().unwrap(), "--timeout", "60"], None);
+    assert!(
+        out.contains("count cells with main::len, main::count"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_list_length_counter_off_by_one_is_found() {
+    assert_unsafe_with_replay(&data("sll_count_bug.c"));
+}

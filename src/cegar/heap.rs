@@ -359,6 +359,10 @@ pub struct HeapAbstraction {
     /// Shape-tracked types whose regions no longer use the partial join (a refinement
     /// failed with it).
     pub unjoined: BTreeSet<StructId>,
+    /// Counters of the shape-tracked struct types (see `shape::numeric`): program
+    /// integers whose relation to the number of cells a proof needs. Added by a
+    /// "count" refinement.
+    pub counters: BTreeMap<StructId, Vec<String>>,
     /// Per-function SCGs of shape-tracked types, each finer than the type's SCG in
     /// [`TypeMode::Shape`]: FineTune's result is kept only in the functions of the error
     /// path that need it (the paper's precision is per location, Ψ(l)); every location
@@ -436,6 +440,7 @@ fn shape_prec_for(
     d: &TrackingDef,
     join: bool,
     uninit: bool,
+    counters: &[String],
 ) -> ShapePrec {
     let class = |m: &Scg| {
         let mut c = class_for(prog, s, lat, m, d);
@@ -443,6 +448,7 @@ fn shape_prec_for(
         if uninit {
             c = crate::shape::with_uninit_preds(c);
         }
+        c.counters = counters.to_vec();
         c
     };
     let mut p = base.clone();
@@ -512,11 +518,12 @@ fn localise(
     let join = abs.joins(s);
     let uninit = !abs.options.per_variable_uninit;
     let base = &abs.prec.shape;
+    let counters = abs.counters.get(&s).cloned().unwrap_or_default();
     let replay = abs.path_replay(prog, input);
     let rules_out = |c: &BTreeMap<crate::cfa::FuncId, Scg>| {
         replay.rules_out_with(
             prog,
-            &shape_prec_for(prog, lat, base, s, m, c, d, join, uninit),
+            &shape_prec_for(prog, lat, base, s, m, c, d, join, uninit, &counters),
         )
     };
     if !rules_out(&cand) {
@@ -640,6 +647,7 @@ impl HeapAbstraction {
             scg_mode,
             types: BTreeMap::new(),
             unjoined: BTreeSet::new(),
+            counters: BTreeMap::new(),
             fn_scg: BTreeMap::new(),
             lattice,
             enabled: EnabledSets::new(),
@@ -754,6 +762,7 @@ impl HeapAbstraction {
             &d,
             self.joins(s),
             !self.options.per_variable_uninit,
+            self.counters.get(&s).map_or(&[][..], |c| &c[..]),
         );
         let changed = self.prec.shape != p;
         self.prec.shape = p;
@@ -907,6 +916,141 @@ impl HeapAbstraction {
         out
     }
 
+    /// The "count" refinement: for each shape-tracked type of `groups`, the counters
+    /// (see `shape::numeric`) made of the signed `int` variables the interpolants
+    /// mention or that are tracked explicitly, closed under the copies the path makes
+    /// between them (`x = y ± k`, parameters), when with them the type's current class
+    /// rules the path out. They leave the explicit abstraction (their values
+    /// would make every iteration a new state). Returns what was added, or None.
+    fn refine_counters(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_>,
+        groups: &BTreeSet<PtrGroup>,
+    ) -> Option<Vec<String>> {
+        use crate::shape::numeric::counter_type;
+        let mut ints: BTreeSet<VarId> = self.explicit_ints.clone();
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                ints.extend(a.vars.iter().copied());
+            }
+        }
+        ints.retain(|&x| counter_type(prog, x));
+        if ints.is_empty() {
+            return None;
+        }
+        // copies along the path
+        let copy_of = |e: &crate::cfa::Expr| -> Option<VarId> {
+            use crate::cfa::{BinOp, Expr};
+            match e {
+                Expr::Var(y) => Some(*y),
+                Expr::Binary(BinOp::Add | BinOp::Sub, a, b) => match (&**a, &**b) {
+                    (Expr::Var(y), Expr::Int(_)) | (Expr::Int(_), Expr::Var(y)) => Some(*y),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let mut pairs: Vec<(VarId, VarId)> = Vec::new();
+        for st in input.path {
+            match (st, &prog.step_edge(*st).op) {
+                (Step::Edge(_), crate::cfa::Op::Assign { dst, src }) => {
+                    if let Some(y) = copy_of(src) {
+                        pairs.push((*dst, y));
+                    }
+                }
+                (Step::Enter(_), crate::cfa::Op::Call { callee, args, .. }) => {
+                    if let Some(f) = prog.functions.get(*callee) {
+                        for (p, a) in f.params.iter().zip(args) {
+                            if let Some(y) = copy_of(a) {
+                                pairs.push((*p, y));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        pairs.retain(|(x, y)| counter_type(prog, *x) && counter_type(prog, *y));
+        loop {
+            let before = ints.len();
+            for &(x, y) in &pairs {
+                if ints.contains(&x) || ints.contains(&y) {
+                    ints.insert(x);
+                    ints.insert(y);
+                }
+            }
+            if ints.len() == before {
+                break;
+            }
+        }
+        let names: Vec<String> = ints.iter().map(|&x| prog.vars[x].name.clone()).collect();
+        let candidates: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } if groups.contains(&PtrGroup::Struct(*s)) => {
+                    Some((*s, scg.clone(), d.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let replay = self.path_replay(prog, input);
+        let mut msgs = Vec::new();
+        for (s, m, d) in candidates {
+            let mut counters: Vec<String> = self.counters.get(&s).cloned().unwrap_or_default();
+            for n in &names {
+                if !counters.contains(n) {
+                    counters.push(n.clone());
+                }
+            }
+            if Some(&counters) == self.counters.get(&s) {
+                continue;
+            }
+            let Some(class) = self.prec.shape.global.get(&s) else {
+                continue;
+            };
+            let mut class = class.clone();
+            class.counters = counters.clone();
+            tracing::debug!(
+                "count refinement: struct {} with counters {}?",
+                struct_name(prog, s),
+                counters.join(", ")
+            );
+            let old = self.counters.insert(s, counters.clone());
+            let msg = format!(
+                "struct {}: count cells with {}",
+                struct_name(prog, s),
+                counters.join(", ")
+            );
+            if replay.rules_out(prog, &self.prec.shape, s, class) {
+                msgs.push(msg);
+                self.set_shape(prog, s, m, d);
+                continue;
+            }
+            // counting may need a finer class (e.g. reachability from the walking
+            // pointer, which separates the counted cells from the others)
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+                msgs.push(msg);
+                msgs.push(self.place_scg(prog, s, m, m2, d, input));
+                continue;
+            }
+            match old {
+                Some(o) => self.counters.insert(s, o),
+                None => self.counters.remove(&s),
+            };
+        }
+        if msgs.is_empty() {
+            return None;
+        }
+        for &x in &ints {
+            if self.explicit_ints.remove(&x) {
+                self.prec.explicit.remove_everywhere(x);
+            }
+        }
+        Some(msgs)
+    }
+
     /// Algorithm 3, step 1 for a shape-tracked struct type: the pointers of the type the
     /// atoms mention become separating, integer field assertions on its cells (`data ==
     /// 0`, `key < 5`) join Φ. Returns the refined D (None: no change).
@@ -1016,6 +1160,7 @@ impl HeapAbstraction {
         let deadline = self.deadline.get();
         let join = self.joins(s);
         let uninit = !self.options.per_variable_uninit;
+        let counters = self.counters.get(&s).cloned().unwrap_or_default();
         let mut oracle = |cand: &Scg| -> bool {
             // past the deadline nothing is asked: "does not rule out" is the answer
             // that never makes FineTune pick a class (the run ends at the next build)
@@ -1029,6 +1174,7 @@ impl HeapAbstraction {
             if uninit {
                 c = crate::shape::with_uninit_preds(c);
             }
+            c.counters = counters.clone();
             replay.rules_out(prog, &base, s, c)
         };
         let name = struct_name(prog, s);
@@ -1464,6 +1610,16 @@ impl Abstraction for HeapAbstraction {
                 ));
             }
             r.kind = "scg";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        // Counting: the path may need the relation between integer counters and the
+        // number of cells (`len == length of the list`); counters that rule it out on
+        // the path replay join the type's class.
+        if let Some(msgs) = self.refine_counters(prog, input, &groups) {
+            r.added.extend(msgs);
+            r.kind = "td";
             r.pivot = Some(0);
             r.unhandled.clear();
             return r;

@@ -75,6 +75,7 @@
 
 mod heap;
 mod live;
+pub mod numeric;
 mod ops;
 #[cfg(test)]
 mod tests;
@@ -308,8 +309,12 @@ impl ShapeState {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for (k, c) in &self.comps {
-            for st in c.region.structures() {
+            for (st, a) in c.region.entries() {
                 out.push_str(&format!("  #{k}: {st}\n"));
+                if let Some(a) = a {
+                    let names = c.region.class.counters.join(", ");
+                    out.push_str(&format!("    counts over ({names}, nodes): {a}\n"));
+                }
             }
         }
         out
@@ -381,10 +386,11 @@ impl ShapeState {
         if cands.is_empty() {
             return None;
         }
-        let comps: Vec<(&StructId, Vec<&Structure>)> = self
+        type Entry<'a> = (&'a Structure, Option<&'a crate::affine::Affine>);
+        let comps: Vec<(&StructId, Vec<Entry>)> = self
             .comps
             .iter()
-            .map(|(k, c)| (k, c.region.structures().collect()))
+            .map(|(k, c)| (k, c.region.entries().collect()))
             .collect();
         let tuples = comps
             .iter()
@@ -393,10 +399,7 @@ impl ShapeState {
             return None;
         }
         // does candidate i hold structure s of component k?
-        let holds = |i: usize, k: &StructId, st: &Structure| {
-            let r = &others[i].comps[k].region;
-            r.contains(st) || r.structures().any(|t| st.embeds_into(t))
-        };
+        let holds = |i: usize, k: &StructId, (st, a): Entry| others[i].comps[k].region.holds(st, a);
         let mut used = Vec::new();
         let mut idx = vec![0usize; comps.len()];
         for _ in 0..tuples {
@@ -458,16 +461,15 @@ impl ShapeState {
         }];
         for (k, c) in &self.comps {
             let mut next = Vec::new();
-            for s in c.region.structures() {
+            for (s, a) in c.region.entries() {
+                let mut region = ShapeRegion::empty(c.region.class.clone());
+                region.insert_counted(s.clone(), a.cloned());
                 for partial in &out {
                     let mut p = partial.clone();
                     p.comps.insert(
                         *k,
                         ShapeComp {
-                            region: ShapeRegion::from_structures(
-                                c.region.class.clone(),
-                                [s.clone()],
-                            ),
+                            region: region.clone(),
                             ..c.clone()
                         },
                     );

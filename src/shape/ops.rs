@@ -3,7 +3,8 @@
 //! uninitialised fields and integer provenance (see the module documentation of
 //! [`super`]).
 
-use super::{tracked_fields, tracked_vars, ShapeComp, ShapeCpa, ShapeState};
+use super::{numeric, tracked_fields, tracked_vars, ShapeComp, ShapeCpa, ShapeState};
+use crate::affine::Affine;
 use crate::cfa::{
     Access, AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, VarId,
 };
@@ -108,20 +109,133 @@ fn exact(c: &ShapeComp, x: &str) -> bool {
     is_tracked(c, x) && !c.wild_vars.contains(x)
 }
 
-/// Applies a `tvla::post` to every structure of the component.
+/// Applies a `tvla::post` to every structure of the component (counts follow the
+/// provenance of the nodes).
 fn run(c: &mut ShapeComp, op: &PtrOp) {
-    let class = c.region.class.clone();
-    let mut out = ShapeRegion::empty(class.clone());
-    for s in c.region.structures() {
-        let r = post(s, &class, op);
+    remake(c, |s, class| {
+        let r = post(s, class, op);
         for e in &r.errors {
             tracing::debug!("shape: {op:?}: {e:?} (path stops there)");
         }
-        for t in r.structures {
-            out.insert(t);
+        r.structures
+    });
+}
+
+/// Replaces each structure `s` of the component by `f(s)`, whose results carry
+/// provenance relative to `s` (`tvla::post`, or structure edits on
+/// `s.with_identity_origins()` ending in a blur); the counts follow.
+fn remake(c: &mut ShapeComp, f: impl Fn(&Structure, &ShapeClass) -> Vec<Structure>) {
+    let class = c.region.class.clone();
+    let nv = class.counters.len();
+    let mut out = ShapeRegion::empty(class.clone());
+    for (s, a) in c.region.entries() {
+        let base = if nv > 0 {
+            s.with_identity_origins()
+        } else {
+            s.clone()
+        };
+        for t in f(&base, &class) {
+            let counts = a.map(|a| crate::tvla::counts::after_post(a, nv, s.len(), &t));
+            out.insert_counted(t, counts);
         }
     }
     c.region = out;
+}
+
+/// Replaces the counts of every structure by `f(structure, counts)`; `None` drops
+/// the structure. Without counters nothing changes.
+fn recount(c: &mut ShapeComp, f: impl Fn(&Structure, &Affine) -> Option<Affine>) {
+    if c.region.class.counters.is_empty() {
+        return;
+    }
+    let mut out = ShapeRegion::empty(c.region.class.clone());
+    for (s, a) in c.region.entries() {
+        let Some(a) = a else { continue };
+        if let Some(b) = f(s, a) {
+            out.insert_counted(s.clone(), Some(b));
+        }
+    }
+    c.region = out;
+}
+
+/// The number of cells of `strukt` that can be live at once (ILP32: distinct objects
+/// in a 32-bit address space).
+fn cell_bound(prog: &Program, strukt: StructId) -> i128 {
+    let size = prog.structs.get(strukt).map_or(1, |d| d.size.max(1)) as i128;
+    (1i128 << 32) / size
+}
+
+/// `dst := src` (`None`: unknown) for every component counting `dst`.
+fn write_counter(prog: &Program, s: &mut ShapeState, dst: VarId, src: Option<&Expr>) {
+    let name = var_name(prog, dst).to_string();
+    for (k, c) in s.comps.iter_mut() {
+        let Some(i) = c.region.class.counters.iter().position(|x| *x == name) else {
+            continue;
+        };
+        let counters = c.region.class.counters.clone();
+        let nv = counters.len();
+        let cells = cell_bound(prog, *k);
+        let form = src
+            .filter(|_| numeric::counter_type(prog, dst))
+            .and_then(|e| numeric::linear(prog, e, &counters));
+        recount(c, |st, a| {
+            Some(match &form {
+                Some(e) if !numeric::may_overflow(a, nv, st, cells, e) => {
+                    let mut coeffs = e.0.clone();
+                    coeffs.resize(a.dims(), 0);
+                    a.assign(i, &coeffs, e.1)
+                }
+                _ => a.havoc(i),
+            })
+        });
+    }
+}
+
+/// `assume(l rel r)` on the counters of every component whose counters express both
+/// sides: drops the structures whose counts rule it out, and adds `l = r` to the
+/// counts of the others.
+fn assume_counters(prog: &Program, s: &mut ShapeState, rel: BinOp, l: &Expr, r: &Expr) {
+    for (k, c) in s.comps.iter_mut() {
+        let counters = c.region.class.counters.clone();
+        if counters.is_empty() {
+            continue;
+        }
+        let (Some(fl), Some(fr)) = (
+            numeric::linear(prog, l, &counters),
+            numeric::linear(prog, r, &counters),
+        ) else {
+            continue;
+        };
+        let nv = counters.len();
+        let cells = cell_bound(prog, *k);
+        let diff: numeric::Linear = (
+            fl.0.iter().zip(&fr.0).map(|(a, b)| a - b).collect(),
+            fl.1 - fr.1,
+        );
+        let plain = |e: &Expr| matches!(e, Expr::Var(_) | Expr::Int(_));
+        recount(c, |st, a| {
+            // a side computed with possible overflow: the comparison tells nothing
+            if (!plain(l) && numeric::may_overflow(a, nv, st, cells, &fl))
+                || (!plain(r) && numeric::may_overflow(a, nv, st, cells, &fr))
+            {
+                return Some(a.clone());
+            }
+            let cond = numeric::Constraint {
+                form: diff.clone(),
+                rel,
+            };
+            if !numeric::satisfiable(a, nv, st, cells, &[vec![cond]]) {
+                return None;
+            }
+            let mut b = a.clone();
+            if rel == BinOp::Eq {
+                let mut coeffs = diff.0.clone();
+                coeffs.resize(b.dims(), 0);
+                b.add_eq(&coeffs, -diff.1);
+            }
+            Some(b)
+        });
+    }
 }
 
 /// Before `x` gets a new value: uninitialised fields of x's cell can no longer be
@@ -178,6 +292,7 @@ fn ptr_val(prog: &Program, e: &Expr) -> PtrVal {
 
 /// `dst = src` (also parameter passing and return values).
 fn assign(prog: &Program, s: &mut ShapeState, dst: VarId, src: &Expr) {
+    write_counter(prog, s, dst, Some(src));
     let copied = match src {
         Expr::Var(y) => s.loaded.get(y).copied(),
         _ => None,
@@ -416,6 +531,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Op
             // a nondeterministic pointer is NULL or garbage (pointing to no object, as
             // in `interp`): NULL in the structure, wild
             forget_var(s, *dst);
+            write_counter(prog, s, *dst, None);
             let x = var_name(prog, *dst).to_string();
             for c in s.comps.values_mut() {
                 if is_tracked(c, &x) {
@@ -426,6 +542,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Op
         }
         Op::LoadIndirect { dst, .. } => {
             forget_var(s, *dst);
+            write_counter(prog, s, *dst, None);
             havoc_all_named(prog, s, *dst);
         }
         Op::Load { dst, ptr, field } => load(prog, s, *dst, *ptr, *field),
@@ -461,6 +578,7 @@ fn havoc_all_named(prog: &Program, s: &mut ShapeState, x: VarId) {
 }
 
 fn load(prog: &Program, s: &mut ShapeState, dst: VarId, ptr: VarId, field: FieldRef) {
+    write_counter(prog, s, dst, None);
     forget_var(s, dst);
     let (x, y) = (
         var_name(prog, dst).to_string(),
@@ -711,9 +829,7 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
             .filter_map(|f| un_pred(c, f).map(|u| (PredSym::plain(f.clone()), u)))
             .collect();
         if !per_cell.is_empty() {
-            let class = c.region.class.clone();
-            let mut out = ShapeRegion::empty(class);
-            for st in c.region.structures() {
+            remake(c, |st, _| {
                 let mut t = st.clone();
                 for v in 0..st.len() {
                     let p = st.value(&px, &[v]);
@@ -730,9 +846,8 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
                         }
                     }
                 }
-                out.insert(t.blur());
-            }
-            c.region = out;
+                vec![t.blur()]
+            });
             fields.retain(|f| !per_cell.iter().any(|(fs, _)| fs.name == *f));
         }
         let mut wild_v = BTreeSet::new();
@@ -781,6 +896,9 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
     let Expr::Binary(rel, a, b) = cond else {
         return;
     };
+    if rel.is_comparison() {
+        assume_counters(prog, s, *rel, a, b);
+    }
     if matches!(rel, BinOp::Eq | BinOp::Ne) {
         let eq = *rel == BinOp::Eq;
         match (ptr_val(prog, a), ptr_val(prog, b)) {
@@ -942,9 +1060,7 @@ pub(super) fn kill_dead(
 /// Applies a sequence of operations to every structure with one canonical abstraction
 /// at the end (intermediate blurs would lose precision).
 fn run_seq(c: &mut ShapeComp, ops: &[PtrOp]) {
-    let class = c.region.class.clone();
-    let mut out = ShapeRegion::empty(class.clone());
-    for s in c.region.structures() {
+    remake(c, |s, _| {
         let mut cur = vec![s.clone()];
         for op in ops {
             let mut next = Vec::new();
@@ -953,11 +1069,8 @@ fn run_seq(c: &mut ShapeComp, ops: &[PtrOp]) {
             }
             cur = next;
         }
-        for t in cur {
-            out.insert(t.blur());
-        }
-    }
-    c.region = out;
+        cur.into_iter().map(|t| t.blur()).collect()
+    });
 }
 
 /// Converts every component of `s` to the classes `classes` (components of struct
@@ -1008,9 +1121,25 @@ pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
         .filter(|f| !tracked_fields(old).contains(f))
         .collect();
     let mut region = ShapeRegion::empty(class.clone());
-    for s in c.region.structures() {
+    let nv = class.counters.len();
+    for (s, a) in c.region.entries() {
         if let Some(t) = convert_structure(s, old, class, &old_core) {
-            region.insert(t);
+            // the counters both classes have keep their relations; the nodes follow
+            // their provenance (convert_structure keeps the node order)
+            let counts = (nv > 0).then(|| {
+                let map: Vec<Option<usize>> = old
+                    .counters
+                    .iter()
+                    .map(|x| class.counters.iter().position(|y| y == x))
+                    .chain((0..s.len()).map(|u| Some(nv + u)))
+                    .collect();
+                let a = match a {
+                    Some(a) if a.dims() == map.len() => a.remap(&map, nv + s.len()),
+                    _ => Affine::top(nv + s.len()),
+                };
+                crate::tvla::counts::after_post(&a, nv, s.len(), &t)
+            });
+            region.insert_counted(t, counts);
         }
     }
     let keep_v: BTreeSet<String> = tracked_vars(class).into_iter().collect();
@@ -1129,5 +1258,5 @@ fn convert_structure(
             }
         }
     }
-    crate::tvla::coerce::coerce(t).map(|t| t.blur())
+    crate::tvla::coerce::coerce(t.with_identity_origins()).map(|t| t.blur())
 }

@@ -43,6 +43,25 @@ pub fn structural(a: &Affine, nv: usize, s: &Structure) -> Affine {
     a
 }
 
+/// A cheap test of `c_u ≥ 1` against the equalities: true if some equality over
+/// node cardinalities only, with coefficients of one sign, cannot hold when every
+/// cardinality is at least 1 (e.g. `c₃ + c₅ = 1`). Such counts describe no heap.
+pub fn contradicts_nonempty_nodes(a: &Affine, nv: usize) -> bool {
+    if a.is_bottom() {
+        return true;
+    }
+    a.rows().iter().any(|r| {
+        let (coeffs, k) = (&r[..a.dims()], r[a.dims()]);
+        if coeffs[..nv.min(coeffs.len())].iter().any(|&c| c != 0) {
+            return false;
+        }
+        let nodes = &coeffs[nv.min(coeffs.len())..];
+        let pos: i128 = nodes.iter().filter(|&&c| c > 0).sum();
+        let neg: i128 = nodes.iter().filter(|&&c| c < 0).sum();
+        (neg == 0 && k < pos) || (pos == 0 && k > neg)
+    })
+}
+
 /// Counts over `post`'s nodes from counts `a` over the `pre_n` nodes of the input of
 /// the [`super::transfer::post`] that produced `post` (whose provenance masks are
 /// relative to that input). Unknown provenance (a node beyond 63, a mask 0) keeps
@@ -256,6 +275,16 @@ mod tests {
             }
             assert!(b.implies(&row, -1), "{t}: {b}");
         }
+    }
+
+    #[test]
+    fn equalities_that_leave_a_node_empty_are_contradictions() {
+        let mut a = Affine::top(3);
+        a.add_eq(&[0, 1, 1], 1); // c0 + c1 = 1
+        assert!(contradicts_nonempty_nodes(&a, 1));
+        let mut b = Affine::top(3);
+        b.add_eq(&[1, -1, -1], 0); // x = c0 + c1: fine
+        assert!(!contradicts_nonempty_nodes(&b, 1));
     }
 
     #[test]

@@ -6,19 +6,23 @@
 //! implies that every heap represented by `R` is represented by `R'` (ART coverage).
 
 use super::class::ShapeClass;
+use super::counts;
 use super::formula::{Kleene, PredSym};
 use super::structure::{Structure, Vocab};
+use crate::affine::Affine;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// A set of shape graphs of one shape class (the paper's pair `(S, S_i)`).
+/// A set of shape graphs of one shape class (the paper's pair `(S, S_i)`). Under a
+/// class with [`ShapeClass::counters`] each structure carries its counts
+/// ([`super::counts`]); otherwise `None`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapeRegion {
     /// Shared: every region of an ART holds the same few classes.
     pub class: Arc<ShapeClass>,
-    structs: BTreeSet<Structure>,
+    structs: BTreeMap<Structure, Option<Affine>>,
 }
 
 impl ShapeRegion {
@@ -26,7 +30,7 @@ impl ShapeRegion {
     pub fn empty(class: impl Into<Arc<ShapeClass>>) -> ShapeRegion {
         ShapeRegion {
             class: class.into(),
-            structs: BTreeSet::new(),
+            structs: BTreeMap::new(),
         }
     }
 
@@ -42,35 +46,99 @@ impl ShapeRegion {
         r
     }
 
-    /// Adds a structure (canonicalised); returns whether the region changed. Under
-    /// [`ShapeClass::partial_join`] a structure with the node names of one already in
-    /// the region is joined into that one (so each set of names occurs at most once).
+    /// Adds a structure (canonicalised) with counts that know nothing about the
+    /// counters; returns whether the region changed. See [`ShapeRegion::insert_counted`].
     pub fn insert(&mut self, s: Structure) -> bool {
-        let s = s.canonical();
-        if self.class.partial_join && !self.structs.contains(&s) {
-            let hit = self
-                .structs
-                .iter()
-                .find_map(|t| t.partial_join(&s).map(|j| (t.clone(), j)));
-            if let Some((t, j)) = hit {
-                if j == t {
+        let c = counts::initial(&self.class, &s);
+        self.insert_counted(s, c)
+    }
+
+    /// Adds a structure with its counts over its current node order (ignored when the
+    /// class has no counters); returns whether the region changed. The structure is
+    /// canonicalised (the counts follow its nodes); a structure already there gets the
+    /// join of both counts. Under [`ShapeClass::partial_join`] a structure with the
+    /// node names of one already in the region is joined into that one (so each set of
+    /// names occurs at most once).
+    pub fn insert_counted(&mut self, s: Structure, counts: Option<Affine>) -> bool {
+        let nv = self.class.counters.len();
+        let counting = nv > 0;
+        let (s, counts) = if counting {
+            let c = s.with_identity_origins().canonical();
+            let a = counts.unwrap_or_else(|| Affine::top(nv + s.len()));
+            let a = match c.node_permutation() {
+                Some(h) => counts::through(&a, nv, &h, c.len()),
+                None => Affine::top(nv + c.len()),
+            };
+            let a = counts::structural(&a, nv, &c);
+            (c, Some(a))
+        } else {
+            (s.canonical(), None)
+        };
+        if counts
+            .as_ref()
+            .is_some_and(|a| counts::contradicts_nonempty_nodes(a, nv))
+        {
+            return false;
+        }
+        if let Some(old) = self.structs.get_mut(&s) {
+            let j = join_counts(old.as_ref(), counts.as_ref());
+            if j == *old {
+                return false;
+            }
+            *old = j;
+            return true;
+        }
+        if self.class.partial_join {
+            let hit = self.structs.iter().find_map(|(t, ta)| {
+                let j = if counting {
+                    t.with_identity_origins().partial_join(&s)?
+                } else {
+                    t.partial_join(&s)?
+                };
+                Some((t.clone(), ta.clone(), j))
+            });
+            if let Some((t, ta, j)) = hit {
+                let jc = if counting {
+                    // t's nodes by origin, s's by name: both onto j's nodes
+                    let ht = j.node_permutation();
+                    let hs: Option<Vec<usize>> = (0..s.len())
+                        .map(|u| (0..j.len()).find(|&v| j.name(v) == s.name(u)))
+                        .collect();
+                    match (ht, hs, ta.as_ref(), counts.as_ref()) {
+                        (Some(ht), Some(hs), Some(a), Some(b)) => {
+                            let a = counts::through(a, nv, &ht, j.len());
+                            let b = counts::through(b, nv, &hs, j.len());
+                            Some(counts::structural(&a.join(&b), nv, &j))
+                        }
+                        _ => counts::initial(&self.class, &j),
+                    }
+                } else {
+                    None
+                };
+                if j == t && jc == ta {
                     return false;
                 }
                 self.structs.remove(&t);
-                return self.structs.insert(j);
+                self.structs.insert(j, jc);
+                return true;
             }
         }
-        self.structs.insert(s)
+        self.structs.insert(s, counts).is_none()
     }
 
     /// The structures, in a deterministic order.
     pub fn structures(&self) -> impl Iterator<Item = &Structure> {
-        self.structs.iter()
+        self.structs.keys()
+    }
+
+    /// The structures with their counts (`None` without counters).
+    pub fn entries(&self) -> impl Iterator<Item = (&Structure, Option<&Affine>)> {
+        self.structs.iter().map(|(s, a)| (s, a.as_ref()))
     }
 
     /// True if `s` (in canonical form) is one of the structures.
     pub fn contains(&self, s: &Structure) -> bool {
-        self.structs.contains(s)
+        self.structs.contains_key(s)
     }
 
     /// Number of structures.
@@ -86,46 +154,88 @@ impl ShapeRegion {
     /// Union modulo isomorphism (idempotent, commutative, associative).
     pub fn join(&self, other: &ShapeRegion) -> ShapeRegion {
         let mut r = self.clone();
-        if self.class.partial_join {
-            for s in &other.structs {
-                r.insert(s.clone());
-            }
-        } else {
-            r.structs.extend(other.structs.iter().cloned());
+        for (s, a) in &other.structs {
+            r.insert_counted(s.clone(), a.clone());
         }
         r
     }
 
-    /// `self ⊑ other`: every structure of `self` embeds into one of `other`
-    /// (reflexive and transitive).
-    pub fn subsumed_by(&self, other: &ShapeRegion) -> bool {
-        self.structs
-            .iter()
-            .all(|s| other.structs.contains(s) || other.structs.iter().any(|t| s.embeds_into(t)))
+    /// True if structure `s` with counts `a` is represented by structure `t` with
+    /// counts `b`: `s` embeds into `t`, and the counts mapped along the embedding lie
+    /// within `b`.
+    pub fn entry_within(
+        &self,
+        s: &Structure,
+        a: Option<&Affine>,
+        t: &Structure,
+        b: Option<&Affine>,
+    ) -> bool {
+        match b {
+            None => s == t || s.embeds_into(t),
+            Some(b) => {
+                let Some(h) = s.embedding(t) else {
+                    return false;
+                };
+                let nv = self.class.counters.len();
+                match a {
+                    Some(a) => counts::through(a, nv, &h, t.len()).leq(b),
+                    None => Affine::top(b.dims()).leq(b),
+                }
+            }
+        }
     }
 
-    /// Removes structures that embed into another structure of the region (the region
+    /// `self ⊑ other`: every structure of `self` (with its counts) is represented by
+    /// one of `other` (reflexive and transitive).
+    pub fn subsumed_by(&self, other: &ShapeRegion) -> bool {
+        self.structs.iter().all(|(s, a)| other.holds(s, a.as_ref()))
+    }
+
+    /// True if structure `s` with counts `a` (of this region's class) is represented
+    /// by some structure of `self`.
+    pub fn holds(&self, s: &Structure, a: Option<&Affine>) -> bool {
+        if let Some(b) = self.structs.get(s) {
+            if self.entry_within(s, a, s, b.as_ref()) {
+                return true;
+            }
+        }
+        self.structs
+            .iter()
+            .any(|(t, b)| self.entry_within(s, a, t, b.as_ref()))
+    }
+
+    /// Removes structures that another structure of the region represents (the region
     /// represents the same heaps afterwards).
     pub fn reduce(&mut self) {
-        let v: Vec<Structure> = self.structs.iter().cloned().collect();
-        let keep: BTreeSet<Structure> = v
+        let v: Vec<(Structure, Option<Affine>)> = self
+            .structs
             .iter()
-            .enumerate()
-            .filter(|(i, s)| {
-                !v.iter()
-                    .enumerate()
-                    .any(|(j, t)| *i != j && s.embeds_into(t) && !(t.embeds_into(s) && j > *i))
-            })
-            .map(|(_, s)| s.clone())
+            .map(|(s, a)| (s.clone(), a.clone()))
+            .collect();
+        let within = |i: usize, j: usize| {
+            self.entry_within(&v[i].0, v[i].1.as_ref(), &v[j].0, v[j].1.as_ref())
+        };
+        let keep: BTreeMap<Structure, Option<Affine>> = (0..v.len())
+            .filter(|&i| !(0..v.len()).any(|j| i != j && within(i, j) && !(within(j, i) && j > i)))
+            .map(|i| v[i].clone())
             .collect();
         self.structs = keep;
+    }
+}
+
+/// The join of two counts of one structure (`None` stays `None`).
+fn join_counts(a: Option<&Affine>, b: Option<&Affine>) -> Option<Affine> {
+    match (a, b) {
+        (Some(a), Some(b)) if a.dims() == b.dims() => Some(a.join(b)),
+        (Some(a), _) => Some(Affine::top(a.dims())),
+        (None, _) => None,
     }
 }
 
 impl Hash for ShapeRegion {
     /// Hashes the structures only (equal regions have equal structures).
     fn hash<H: Hasher>(&self, h: &mut H) {
-        for s in &self.structs {
+        for s in self.structs.keys() {
             s.hash(h);
         }
     }
@@ -152,6 +262,9 @@ pub struct StructureRepr {
 struct RegionRepr {
     class: ShapeClass,
     structures: Vec<StructureRepr>,
+    /// The counts of each structure (counting classes only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    counts: Vec<Affine>,
 }
 
 fn kleene_str(k: Kleene) -> &'static str {
@@ -229,7 +342,8 @@ impl Serialize for ShapeRegion {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         RegionRepr {
             class: (*self.class).clone(),
-            structures: self.structs.iter().map(StructureRepr::of).collect(),
+            structures: self.structs.keys().map(StructureRepr::of).collect(),
+            counts: self.structs.values().filter_map(|a| a.clone()).collect(),
         }
         .serialize(ser)
     }
@@ -263,9 +377,12 @@ impl<'de> Deserialize<'de> for ShapeRegion {
         let r = RegionRepr::deserialize(de)?;
         let class = intern(r.class);
         let mut out = ShapeRegion::empty(class.clone());
-        for s in &r.structures {
+        if !r.counts.is_empty() && r.counts.len() != r.structures.len() {
+            return Err(serde::de::Error::custom("one count per structure expected"));
+        }
+        for (i, s) in r.structures.iter().enumerate() {
             let t = s.build(&class).map_err(serde::de::Error::custom)?;
-            out.insert(t);
+            out.insert_counted(t, r.counts.get(i).cloned());
         }
         Ok(out)
     }

@@ -734,6 +734,24 @@ impl Structure {
         &self.origin
     }
 
+    /// When every node's provenance mask names one node of a structure with as many
+    /// nodes (e.g. after [`Structure::canonical`] of [`Structure::with_identity_origins`]),
+    /// the permutation `h` with `h[old] = new`.
+    pub fn node_permutation(&self) -> Option<Vec<usize>> {
+        let mut h = vec![usize::MAX; self.n];
+        for (v, &o) in self.origin.iter().enumerate() {
+            if o.count_ones() != 1 || o & ORIGIN_NEW != 0 {
+                return None;
+            }
+            let u = o.trailing_zeros() as usize;
+            if u >= self.n || h[u] != usize::MAX {
+                return None;
+            }
+            h[u] = v;
+        }
+        (self.origin.len() == self.n).then_some(h)
+    }
+
     /// The provenance masks of the nodes removed since the last
     /// [`Structure::with_identity_origins`], one entry per removed (single) cell.
     pub fn removed_origins(&self) -> &[u64] {

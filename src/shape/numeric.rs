@@ -1,0 +1,220 @@
+//! Counting in the shape domain: the program's counters (a class's
+//! [`crate::tvla::ShapeClass::counters`]) next to the node cardinalities of each
+//! structure ([`crate::tvla::counts`]), updated by integer assignments and decided
+//! comparisons.
+//!
+//! The counts are affine equalities; the facts that are inequalities are added only
+//! when a question is asked of Z3 (linear integer arithmetic): every node holds at
+//! least one cell, the cells of the struct type number at most `2³² / sizeof`
+//! (ILP32: they are distinct objects in a 32-bit address space), and every counter
+//! lies in the range of its type. Soundness against the wrapping semantics of the
+//! interpreter: an assignment whose value may leave the range forgets the counter,
+//! and a comparison whose sides may leave the range decides nothing.
+
+use crate::affine::Affine;
+use crate::cfa::{BinOp, Expr, Program, Ty, VarId};
+use crate::tvla::Structure;
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use z3::ast::Int;
+use z3::{SatResult, Solver};
+
+/// A linear form over the counters: coefficients (one per counter) and a constant.
+pub type Linear = (Vec<i128>, i128);
+
+/// The range of values of a counter variable.
+const MIN: i128 = i32::MIN as i128;
+const MAX: i128 = i32::MAX as i128;
+
+/// True if `v` may be a counter: a signed 32-bit integer variable (the type whose
+/// comparisons and range this module models).
+pub fn counter_type(prog: &Program, v: VarId) -> bool {
+    prog.vars.get(v).is_some_and(|v| {
+        matches!(
+            v.ty,
+            Ty::Int {
+                bits: 32,
+                signed: true
+            }
+        )
+    })
+}
+
+/// `e` as a linear form over `counters` (names), if it is one: constants, counters,
+/// `+`, `-`, negation and multiplication by a constant.
+pub fn linear(prog: &Program, e: &Expr, counters: &[String]) -> Option<Linear> {
+    let n = counters.len();
+    match e {
+        Expr::Int(k) => Some((vec![0; n], *k as i128)),
+        Expr::Var(v) => {
+            let name = &prog.vars.get(*v)?.name;
+            let i = counters.iter().position(|c| c == name)?;
+            if !counter_type(prog, *v) {
+                return None;
+            }
+            let mut c = vec![0; n];
+            c[i] = 1;
+            Some((c, 0))
+        }
+        Expr::Unary(crate::cfa::UnOp::Neg, a) => {
+            let (c, k) = linear(prog, a, counters)?;
+            Some((c.iter().map(|x| -x).collect(), -k))
+        }
+        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            let (ca, ka) = linear(prog, a, counters)?;
+            let (cb, kb) = linear(prog, b, counters)?;
+            let s = if *op == BinOp::Add { 1 } else { -1 };
+            Some((
+                ca.iter().zip(&cb).map(|(x, y)| x + s * y).collect(),
+                ka + s * kb,
+            ))
+        }
+        Expr::Binary(BinOp::Mul, a, b) => {
+            let (ca, ka) = linear(prog, a, counters)?;
+            let (cb, kb) = linear(prog, b, counters)?;
+            if ca.iter().all(|x| *x == 0) {
+                Some((cb.iter().map(|y| y * ka).collect(), ka * kb))
+            } else if cb.iter().all(|y| *y == 0) {
+                Some((ca.iter().map(|x| x * kb).collect(), ka * kb))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A linear constraint for [`satisfiable`]: `Σ coeffs·x + constant  rel  0` over the
+/// counters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Constraint {
+    pub form: Linear,
+    pub rel: BinOp,
+}
+
+/// Memo of [`satisfiable`] (bounded): the same counts meet the same comparison in
+/// many ART nodes.
+const MEMO_CAP: usize = 1 << 14;
+
+type MemoKey = (Affine, Vec<bool>, i128, Vec<Vec<Constraint>>);
+
+thread_local! {
+    static MEMO: RefCell<FxHashMap<MemoKey, bool>> = RefCell::new(FxHashMap::default());
+}
+
+/// Is there an integer point of `a` (counters, then the nodes of `s`) with every node
+/// cardinality ≥ 1, their sum ≤ `cells`, every counter in range, and, for some
+/// alternative in `any_of`, all its constraints? (`any_of` empty: no extra
+/// constraint.) Unknown (Z3 gives up) counts as satisfiable.
+pub fn satisfiable(
+    a: &Affine,
+    nv: usize,
+    s: &Structure,
+    cells: i128,
+    any_of: &[Vec<Constraint>],
+) -> bool {
+    if a.is_bottom() {
+        return false;
+    }
+    let summary: Vec<bool> = (0..s.len()).map(|u| s.is_summary(u)).collect();
+    let key = (a.clone(), summary, cells, any_of.to_vec());
+    if let Some(r) = MEMO.with(|m| m.borrow().get(&key).copied()) {
+        return r;
+    }
+    let r = check(a, nv, s.len(), cells, any_of);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_CAP {
+            m.clear();
+        }
+        m.insert(key, r);
+    });
+    r
+}
+
+fn check(a: &Affine, nv: usize, n: usize, cells: i128, any_of: &[Vec<Constraint>]) -> bool {
+    let xs: Vec<Int> = (0..nv + n)
+        .map(|i| Int::new_const(format!("x{i}")))
+        .collect();
+    let fits = |k: &i128| i64::try_from(*k).is_ok();
+    if !a.rows().iter().flatten().all(fits)
+        || !any_of
+            .iter()
+            .flatten()
+            .all(|c| c.form.0.iter().all(fits) && fits(&c.form.1))
+    {
+        return true; // not expressible here: unknown
+    }
+    let lit = |k: i128| Int::from_i64(k as i64);
+    let sum = |coeffs: &[i128]| -> Int {
+        let terms: Vec<Int> = coeffs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0)
+            .map(|(i, c)| &xs[i] * lit(*c))
+            .collect();
+        if terms.is_empty() {
+            lit(0)
+        } else {
+            Int::add(&terms)
+        }
+    };
+    let solver = Solver::new();
+    let mut p = z3::Params::new();
+    p.set_u32("timeout", 2000);
+    solver.set_params(&p);
+    for r in a.rows() {
+        solver.assert(sum(&r[..a.dims()]).eq(lit(r[a.dims()])));
+    }
+    for x in &xs[..nv] {
+        solver.assert(x.ge(lit(MIN)));
+        solver.assert(x.le(lit(MAX)));
+    }
+    for x in &xs[nv..] {
+        solver.assert(x.ge(lit(1)));
+    }
+    if n > 0 {
+        let all: Vec<i128> = (0..nv + n).map(|i| i128::from(i >= nv)).collect();
+        solver.assert(sum(&all).le(lit(cells)));
+    }
+    if !any_of.is_empty() {
+        let alts: Vec<z3::ast::Bool> = any_of
+            .iter()
+            .map(|conj| {
+                let parts: Vec<z3::ast::Bool> = conj
+                    .iter()
+                    .map(|c| {
+                        let mut coeffs = c.form.0.clone();
+                        coeffs.resize(nv + n, 0);
+                        let e = sum(&coeffs) + lit(c.form.1);
+                        let z = lit(0);
+                        match c.rel {
+                            BinOp::Eq => e.eq(&z),
+                            BinOp::Ne => e.eq(&z).not(),
+                            BinOp::Lt => e.lt(&z),
+                            BinOp::Le => e.le(&z),
+                            BinOp::Gt => e.gt(&z),
+                            _ => e.ge(&z),
+                        }
+                    })
+                    .collect();
+                z3::ast::Bool::and(&parts)
+            })
+            .collect();
+        solver.assert(z3::ast::Bool::or(&alts));
+    }
+    solver.check() != SatResult::Unsat
+}
+
+/// May the linear form `e` leave the counter range in some point of `a`?
+pub fn may_overflow(a: &Affine, nv: usize, s: &Structure, cells: i128, e: &Linear) -> bool {
+    let below = Constraint {
+        form: (e.0.clone(), e.1 - MIN),
+        rel: BinOp::Lt,
+    };
+    let above = Constraint {
+        form: (e.0.clone(), e.1 - MAX),
+        rel: BinOp::Gt,
+    };
+    satisfiable(a, nv, s, cells, &[vec![below], vec![above]])
+}
