@@ -352,9 +352,9 @@ pub struct Structure {
     /// [`UnarySig`] of the values, computed on first use by [`Structure::embeds_into`]
     /// and reset by every mutation; not part of equality, order or hash.
     sig: std::sync::OnceLock<UnarySig>,
-    /// Provenance, one mask per node (see [`Structure::origins`]); not part of
-    /// equality, order or hash.
-    origin: Vec<u64>,
+    /// Provenance, one mask per node, while tracked (see [`Structure::origins`]; `None`:
+    /// not tracked, which costs nothing); not part of equality, order or hash.
+    origin: Option<Vec<u64>>,
     /// Provenance masks of the nodes [`Structure::remove_node`] removed (one concrete
     /// cell each, e.g. by `free`); not part of equality, order or hash.
     removed: Vec<u64>,
@@ -489,7 +489,7 @@ impl Structure {
             v1: Vec::new(),
             v2: Vec::new(),
             sig: Default::default(),
-            origin: Vec::new(),
+            origin: None,
             removed: Vec::new(),
         }
     }
@@ -651,7 +651,9 @@ impl Structure {
         self.sig = Default::default();
         self.v2 = v2;
         self.v1.extend(std::iter::repeat_n(Kleene::False, nu));
-        self.origin.push(ORIGIN_NEW);
+        if let Some(o) = &mut self.origin {
+            o.push(ORIGIN_NEW);
+        }
         self.n = n + 1;
         self.set1(SM, n, sm);
         n
@@ -661,7 +663,9 @@ impl Structure {
     /// the self-edge values copied between the two copies); returns the copy's index.
     pub fn duplicate_node(&mut self, u: usize) -> usize {
         let c = self.add_node(Kleene::False);
-        self.origin[c] = self.origin[u];
+        if let Some(o) = &mut self.origin {
+            o[c] = o[u];
+        }
         let nu = self.voc.unary.len();
         for p in 0..nu {
             let k = self.get1(p, u);
@@ -708,7 +712,10 @@ impl Structure {
             v1,
             v2,
             sig: Default::default(),
-            origin: order.iter().map(|&u| self.origin[u]).collect(),
+            origin: self
+                .origin
+                .as_ref()
+                .map(|o| order.iter().map(|&u| o[u]).collect()),
             removed: self.removed.clone(),
         }
     }
@@ -722,16 +729,19 @@ impl Structure {
     /// `origins()[v]`, plus a freshly allocated one if [`ORIGIN_NEW`] is set.
     pub fn with_identity_origins(&self) -> Structure {
         let mut t = self.clone();
-        t.origin = (0..self.n)
-            .map(|u| if u < 63 { 1u64 << u } else { 0 })
-            .collect();
+        t.origin = Some(
+            (0..self.n)
+                .map(|u| if u < 63 { 1u64 << u } else { 0 })
+                .collect(),
+        );
         t.removed.clear();
         t
     }
 
     /// The provenance masks, one per node (see [`Structure::with_identity_origins`]).
+    /// Empty while provenance is not tracked.
     pub fn origins(&self) -> &[u64] {
-        &self.origin
+        self.origin.as_deref().unwrap_or(&[])
     }
 
     /// When every node's provenance mask names one node of a structure with as many
@@ -739,7 +749,8 @@ impl Structure {
     /// the permutation `h` with `h[old] = new`.
     pub fn node_permutation(&self) -> Option<Vec<usize>> {
         let mut h = vec![usize::MAX; self.n];
-        for (v, &o) in self.origin.iter().enumerate() {
+        let origin = self.origin.as_ref()?;
+        for (v, &o) in origin.iter().enumerate() {
             if o.count_ones() != 1 || o & ORIGIN_NEW != 0 {
                 return None;
             }
@@ -749,7 +760,7 @@ impl Structure {
             }
             h[u] = v;
         }
-        (self.origin.len() == self.n).then_some(h)
+        (origin.len() == self.n).then_some(h)
     }
 
     /// The provenance masks of the nodes removed since the last
@@ -762,7 +773,9 @@ impl Structure {
     pub fn remove_node(&self, u: usize) -> Structure {
         let order: Vec<usize> = (0..self.n).filter(|w| *w != u).collect();
         let mut t = self.select(&order);
-        t.removed.push(self.origin[u]);
+        if let Some(o) = &self.origin {
+            t.removed.push(o[u]);
+        }
         t
     }
 
@@ -865,8 +878,13 @@ impl Structure {
             if members.len() > 1 {
                 t.set1(SM, g, Kleene::Half);
             }
-            t.origin[g] = members.iter().fold(0, |m, &u| m | self.origin[u]);
         }
+        t.origin = self.origin.as_ref().map(|o| {
+            groups
+                .iter()
+                .map(|(_, members)| members.iter().fold(0, |m, &u| m | o[u]))
+                .collect()
+        });
         for p in 0..self.voc.binary.len() {
             for (g, (_, ma)) in groups.iter().enumerate() {
                 for (h, (_, mb)) in groups.iter().enumerate() {

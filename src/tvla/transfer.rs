@@ -112,7 +112,13 @@ pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
     if let Some(r) = POST_MEMO.with(|m| m.borrow().get(&key).cloned()) {
         return r;
     }
-    let r = post_impl(&s.with_identity_origins(), op, true);
+    // provenance only for counting classes (tvla::counts); their vocabularies, and so
+    // their memo entries, are their own
+    let r = if s.vocab().class.counters.is_empty() {
+        post_impl(s, op, true)
+    } else {
+        post_impl(&s.with_identity_origins(), op, true)
+    };
     POST_MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= POST_MEMO_CAP {
@@ -1169,10 +1175,35 @@ fn differencing<'a>(
         let nx = *nx;
         let r = get_rtc(cache);
         let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
+        // The removed edge's target `b0`, when it is one definite cell: a path from
+        // `b0` to another node, cut after its last visit of `b0`, never enters `b0`
+        // again, so it never used the removed edge (which enters `b0`): `tc(b0, v)`
+        // for `v ≠ b0` is unchanged. This keeps the reachability of a cyclic list
+        // whose head is re-linked (`head->next = n` with `n->next` the old first).
+        let b0 = pre
+            .vocab()
+            .lookup(&PredSym::plain(f.clone()))
+            .and_then(|(ar, fi)| {
+                if ar != 2 {
+                    return None;
+                }
+                let mut out = (0..n).filter(|&w| pre.get2(fi, nx, w) != Kleene::False);
+                match (out.next(), out.next()) {
+                    (Some(w), None)
+                        if pre.get2(fi, nx, w) == Kleene::True && !pre.is_summary(w) =>
+                    {
+                        Some(w)
+                    }
+                    _ => None,
+                }
+            });
         return Some(match fam {
             Family::Tc(_) => Box::new(move |t: &[usize]| {
                 let (a, b) = (t[0], t[1]);
-                (unreached(a, nx) || unreached(nx, b) || (b == nx && a != nx))
+                (unreached(a, nx)
+                    || unreached(nx, b)
+                    || (b == nx && a != nx)
+                    || (Some(a) == b0 && b != a))
                     .then(|| pre.get2(idx, a, b))
             }),
             Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
@@ -1272,6 +1303,47 @@ mod tests {
             x: x.into(),
             y: y.into(),
             field: "next".into(),
+        }
+    }
+
+    #[test]
+    fn relinking_the_head_of_a_cycle_keeps_every_cell_reachable() {
+        // h → a → (b c d) → h, with n → a; `h->next = n` (list_add at the head):
+        // the summary b..d stays reachable from h, since a path from a, the old
+        // successor of h, to another cell never needs the removed edge h → a.
+        let c = fam::simple_class(
+            &["h", "n", "t"],
+            &["next"],
+            vec![fam::reach("h", &["next"]), fam::tc(&["next"])],
+        );
+        let next = PredSym::plain("next");
+        let (h, n, a) = (0, 5, 1);
+        let mut facts = vec![
+            Fact::Unary(PredSym::with("pt", &["h"]), h),
+            Fact::Unary(PredSym::with("pt", &["n"]), n),
+            Fact::Unary(PredSym::with("pt", &["t"]), a),
+            Fact::Binary(next.clone(), n, a),
+        ];
+        for (u, v) in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)] {
+            facts.push(Fact::Binary(next.clone(), u, v));
+        }
+        let s = Structure::from_concrete(&c, 6, &facts)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        assert_eq!(s.len(), 4, "b, c, d are one summary node: {s}");
+        let op = PtrOp::Store {
+            x: "h".into(),
+            field: "next".into(),
+            y: "n".into(),
+        };
+        let r = post(&s, &c, &op);
+        assert!(!r.structures.is_empty());
+        let rh = PredSym::with("r", &["h", "next"]);
+        for t in &r.structures {
+            assert!(
+                values(t, &rh).iter().all(|k| *k == Kleene::True),
+                "every cell is reachable from h: {t}"
+            );
         }
     }
 
