@@ -1120,9 +1120,6 @@ fn differencing<'a>(
     cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>,
 ) -> Option<DiffFn<'a>> {
     let fam = ins.family.as_ref()?;
-    if ch.domain != Domain::Same {
-        return None;
-    }
     let fields = fam.fields();
     let n = pre.len();
     let get_rtc = |cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>| -> Vec<Kleene> {
@@ -1132,6 +1129,33 @@ fn differencing<'a>(
             .clone()
     };
     let idx = ins.idx;
+    if let Domain::Removed(rm) = ch.domain {
+        // A cell leaves the universe (free) and no field changes: a path that cannot
+        // reach the removed cell never passed through it, so its value stays. (Tuples
+        // are in the new numbering; `pre` in the old one.)
+        if !relevant.is_empty() {
+            return None;
+        }
+        let old = move |v: usize| if v >= rm { v + 1 } else { v };
+        let r = get_rtc(cache);
+        let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
+        return Some(match fam {
+            Family::Tc(_) => Box::new(move |t: &[usize]| {
+                let (a, b) = (old(t[0]), old(t[1]));
+                (unreached(a, rm) || unreached(rm, b)).then(|| pre.get2(idx, a, b))
+            }),
+            Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+                let a = old(t[0]);
+                (unreached(a, rm) || unreached(rm, a)).then(|| pre.get1(idx, a))
+            }),
+            Family::Reach(..) => Box::new(move |t: &[usize]| {
+                (pre.get1(idx, rm) == Kleene::False).then(|| pre.get1(idx, old(t[0])))
+            }),
+        });
+    }
+    if ch.domain != Domain::Same {
+        return None;
+    }
     if let Some((f, nx, ny)) = &ch.insert {
         let only_fields = relevant
             .iter()
@@ -1344,6 +1368,46 @@ mod tests {
                 values(t, &rh).iter().all(|k| *k == Kleene::True),
                 "every cell is reachable from h: {t}"
             );
+        }
+    }
+
+    #[test]
+    fn freeing_a_cell_no_path_from_h_reaches_keeps_reachability_from_h() {
+        // x → h → (summary tail), where h's `next` is only known 1/2 but the tail is
+        // definitely reachable from h; free(x) cannot cut a path from h, so r[h] stays
+        // 1 (re-evaluating the definition would give 1/2).
+        let c = fam::simple_class(
+            &["h", "x"],
+            &["next"],
+            vec![fam::reach("h", &["next"]), fam::tc(&["next"])],
+        );
+        let next = PredSym::plain("next");
+        let facts = vec![
+            Fact::Unary(PredSym::with("pt", &["h"]), 0),
+            Fact::Unary(PredSym::with("pt", &["x"]), 3),
+            Fact::Binary(next.clone(), 0, 1),
+            Fact::Binary(next.clone(), 1, 2),
+            Fact::Binary(next.clone(), 3, 0),
+        ];
+        let mut s = Structure::from_concrete(&c, 4, &facts)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let rh = PredSym::with("r", &["h", "next"]);
+        let (Some((2, fi)), Some(ph)) = (s.vocab().lookup(&next), s.vocab().pt("h")) else {
+            panic!("vocabulary")
+        };
+        let h = (0..s.len())
+            .find(|&u| s.get1(ph, u) == Kleene::True)
+            .unwrap();
+        let tail = (0..s.len()).find(|&u| s.is_summary(u)).unwrap();
+        s.set2(fi, h, tail, Kleene::Half);
+        let tc = s.vocab().lookup(&PredSym::with("tc", &["next"])).unwrap().1;
+        s.set2(tc, h, tail, Kleene::Half);
+        assert_eq!(s.value(&rh, &[tail]), Kleene::True);
+        let r = post(&s, &c, &PtrOp::Free { x: "x".into() });
+        assert!(!r.structures.is_empty());
+        for t in &r.structures {
+            assert!(values(t, &rh).iter().all(|k| *k == Kleene::True), "{t}");
         }
     }
 
