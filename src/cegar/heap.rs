@@ -916,6 +916,19 @@ impl HeapAbstraction {
         out
     }
 
+    /// The shape-tracked types among `groups`, with their SCG and tracking definition.
+    fn shape_types_in(&self, groups: &BTreeSet<PtrGroup>) -> Vec<(StructId, Scg, TrackingDef)> {
+        self.types
+            .iter()
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } if groups.contains(&PtrGroup::Struct(*s)) => {
+                    Some((*s, scg.clone(), d.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The "count" refinement: for each shape-tracked type of `groups`, the counters
     /// (see `shape::numeric`) made of the signed `int` variables the interpolants
     /// mention or that are tracked explicitly, closed under the copies the path makes
@@ -985,16 +998,7 @@ impl HeapAbstraction {
             }
         }
         let names: Vec<String> = ints.iter().map(|&x| prog.vars[x].name.clone()).collect();
-        let candidates: Vec<(StructId, Scg, TrackingDef)> = self
-            .types
-            .iter()
-            .filter_map(|(s, m)| match m {
-                TypeMode::Shape { scg, d } if groups.contains(&PtrGroup::Struct(*s)) => {
-                    Some((*s, scg.clone(), d.clone()))
-                }
-                _ => None,
-            })
-            .collect();
+        let candidates = self.shape_types_in(groups);
         let replay = self.path_replay(prog, input);
         let mut msgs = Vec::new();
         for (s, m, d) in candidates {
@@ -1516,16 +1520,7 @@ impl Abstraction for HeapAbstraction {
         let mut preds_rule_out: Option<bool> = None;
         let mut td = false;
         let mut scg = false;
-        let shape_types: Vec<(StructId, Scg, TrackingDef)> = self
-            .types
-            .iter()
-            .filter_map(|(s, m)| match m {
-                TypeMode::Shape { scg, d } if groups.contains(&PtrGroup::Struct(*s)) => {
-                    Some((*s, scg.clone(), d.clone()))
-                }
-                _ => None,
-            })
-            .collect();
+        let shape_types = self.shape_types_in(&groups);
         for (s, m, d) in shape_types {
             let name = struct_name(prog, s);
             if let Some(d2) = self.refine_td(prog, s, &d, input) {

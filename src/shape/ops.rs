@@ -148,10 +148,11 @@ fn recount(c: &mut ShapeComp, f: impl Fn(&Structure, &Affine) -> Option<Affine>)
     if c.region.class.counters.is_empty() {
         return;
     }
+    let nv = c.region.class.counters.len();
     let mut out = ShapeRegion::empty(c.region.class.clone());
     for (s, a) in c.region.entries() {
-        let Some(a) = a else { continue };
-        if let Some(b) = f(s, a) {
+        let a = a.cloned().unwrap_or_else(|| Affine::top(nv + s.len()));
+        if let Some(b) = f(s, &a) {
             out.insert_counted(s.clone(), Some(b));
         }
     }

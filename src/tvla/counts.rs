@@ -211,14 +211,19 @@ mod tests {
         (t.clone(), after_post(&a, 1, n, &t))
     }
 
-    /// The sum of the node cardinalities equals `len` in `a` over `s`.
-    fn len_is_total(a: &Affine, s: &Structure) -> bool {
+    /// `len - Σ c_u = k` holds in `a` over the nodes of `s`.
+    fn len_minus_cells_is(a: &Affine, s: &Structure, k: i128) -> bool {
         let mut r = vec![0i128; 1 + s.len()];
         r[0] = 1;
         for u in 0..s.len() {
             r[1 + u] = -1;
         }
-        a.implies(&r, 0)
+        a.implies(&r, k)
+    }
+
+    /// The sum of the node cardinalities equals `len` in `a` over `s`.
+    fn len_is_total(a: &Affine, s: &Structure) -> bool {
+        len_minus_cells_is(a, s, 0)
     }
 
     #[test]
@@ -251,12 +256,7 @@ mod tests {
             let fr = post(t, &c, &PtrOp::Free { x: "x".into() });
             for w in &fr.structures {
                 let d = after_post(&b, 1, t.len(), w);
-                let mut row = vec![0i128; 1 + w.len()];
-                row[0] = 1;
-                for u in 0..w.len() {
-                    row[1 + u] = -1;
-                }
-                assert!(d.implies(&row, 1), "{w}: {d}");
+                assert!(len_minus_cells_is(&d, w, 1), "{w}: {d}");
             }
         }
     }
@@ -268,12 +268,7 @@ mod tests {
         let r = post(&s, &c, &PtrOp::Malloc { x: "y".into() });
         for t in &r.structures {
             let b = after_post(&a, 1, s.len(), t);
-            let mut row = vec![0i128; 1 + t.len()];
-            row[0] = 1;
-            for u in 0..t.len() {
-                row[1 + u] = -1;
-            }
-            assert!(b.implies(&row, -1), "{t}: {b}");
+            assert!(len_minus_cells_is(&b, t, -1), "{t}: {b}");
         }
     }
 

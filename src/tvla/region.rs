@@ -154,6 +154,12 @@ impl ShapeRegion {
     /// Union modulo isomorphism (idempotent, commutative, associative).
     pub fn join(&self, other: &ShapeRegion) -> ShapeRegion {
         let mut r = self.clone();
+        if !self.class.partial_join && self.class.counters.is_empty() {
+            // canonical structures without counts: plain set union
+            r.structs
+                .extend(other.structs.keys().map(|s| (s.clone(), None)));
+            return r;
+        }
         for (s, a) in &other.structs {
             r.insert_counted(s.clone(), a.clone());
         }
