@@ -1365,7 +1365,7 @@ mod tests {
         let rh = PredSym::with("r", &["h", "next"]);
         for t in &r.structures {
             assert!(
-                values(t, &rh).iter().all(|k| *k == Kleene::True),
+                true_everywhere(t, &rh),
                 "every cell is reachable from h: {t}"
             );
         }
@@ -1407,7 +1407,7 @@ mod tests {
         let r = post(&s, &c, &PtrOp::Free { x: "x".into() });
         assert!(!r.structures.is_empty());
         for t in &r.structures {
-            assert!(values(t, &rh).iter().all(|k| *k == Kleene::True), "{t}");
+            assert!(true_everywhere(t, &rh), "{t}");
         }
     }
 
@@ -1473,6 +1473,11 @@ mod tests {
 
     fn values(t: &Structure, p: &PredSym) -> Vec<Kleene> {
         (0..t.len()).map(|u| t.value(p, &[u])).collect()
+    }
+
+    /// The unary predicate `p` is 1 at every node of `t`.
+    fn true_everywhere(t: &Structure, p: &PredSym) -> bool {
+        values(t, p).iter().all(|k| *k == Kleene::True)
     }
 
     #[test]
@@ -1569,10 +1574,7 @@ mod tests {
             PredSym::with("cancel", &["next", "prev"]),
             PredSym::with("cancel", &["prev", "next"]),
         ] {
-            assert!(
-                values(t, &p).iter().all(|k| *k == Kleene::True),
-                "{p} lost: {t}"
-            );
+            assert!(true_everywhere(t, &p), "{p} lost: {t}");
         }
     }
 
