@@ -673,3 +673,23 @@ fn a_list_length_counter_is_proved_by_counting_cells() {
 fn a_list_length_counter_off_by_one_is_found() {
     assert_unsafe_with_replay(&data("sll_count_bug.c"));
 }
+
+#[test]
+fn a_walk_around_a_sentinel_cycle_keeps_every_successor_non_null() {
+    // Every step of the walk dereferences p->next; a cell materialised from the
+    // cycle's summary has a successor only by `tot[next]`, an abstraction predicate of
+    // cyclic-dll's `total` family (the `nonabs` nn[next] is forgotten on summaries).
+    let file = data("cyclic_dll_walk_safe.c");
+    assert_safe_with_certificate(&file);
+    let rep = verify_file(&file, &args(60.0)).unwrap();
+    let scg = final_scg(&rep, "struct node");
+    assert!(
+        scg.starts_with("cyclic-dll{") && scg.contains("total"),
+        "{scg}"
+    );
+}
+
+#[test]
+fn a_sentinel_cycle_unlinked_past_its_successor_is_found() {
+    assert_unsafe_with_replay(&data("cyclic_dll_walk_bug.c"));
+}
