@@ -693,3 +693,24 @@ fn a_walk_around_a_sentinel_cycle_keeps_every_successor_non_null() {
 fn a_sentinel_cycle_unlinked_past_its_successor_is_found() {
     assert_unsafe_with_replay(&data("cyclic_dll_walk_bug.c"));
 }
+
+#[test]
+fn a_counted_walk_around_a_sentinel_cycle_is_proved_with_segments() {
+    // `count == len + 1` after a walk from the sentinel back to it: on a cycle every
+    // cell is reachable from every pointer, so only the segments rs[head] (walked,
+    // counted) and rs[p] (still ahead) of cyclic-dll's `seg` family keep the counted
+    // cells apart; without the family the run ends in explicit heaps (time-out).
+    let file = data("cyclic_count_safe.c");
+    assert_safe_with_certificate(&file);
+    let rep = verify_file(&file, &args(60.0)).unwrap();
+    let scg = final_scg(&rep, "struct node");
+    assert!(
+        scg.starts_with("cyclic-dll{") && scg.contains("seg"),
+        "{scg}"
+    );
+}
+
+#[test]
+fn a_sentinel_cycle_counted_one_short_is_found() {
+    assert_unsafe_with_replay(&data("cyclic_count_bug.c"));
+}

@@ -40,6 +40,9 @@ fn class(k: Kind, variant: u8) -> ShapeClass {
             fam::cyclic(&["next"]),
             fam::acyclic(&["next"]),
             fam::shared(&["next"]),
+            fam::segment("x", &["next"], &VARS),
+            fam::segment("y", &["next"], &VARS),
+            fam::segment("t", &["next"], &VARS),
         ],
         (Kind::Dll, _) => vec![
             fam::reach("x", &["next"]),
@@ -48,6 +51,8 @@ fn class(k: Kind, variant: u8) -> ShapeClass {
             fam::cancel("next", "prev"),
             fam::cancel("prev", "next"),
             fam::shared(&["next"]),
+            fam::segment("x", &["next"], &VARS),
+            fam::segment("t", &["next"], &VARS),
         ],
         (Kind::Tree, _) => vec![
             fam::down(&["left", "right"]),

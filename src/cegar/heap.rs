@@ -1391,6 +1391,9 @@ impl Abstraction for HeapAbstraction {
             self.loop_heads.len()
         );
         drop((stable, inner));
+        for h in &samples {
+            tracing::trace!("Abstract: sample {h:?}");
+        }
         let refs: Vec<&ExplicitState> = samples.iter().collect();
         let pending: Vec<StructId> = self
             .types

@@ -517,6 +517,6 @@ mod tests {
             .validate(&Scg::new("zzz", Vec::<String>::new(), RoleBinding::new()))
             .is_err());
         assert_eq!(Scg::m0().to_string(), "m0");
-        assert_eq!(l.size(), 1 + 8 + 16 + 16 + 128 + 256 + 32);
+        assert_eq!(l.size(), 1 + 8 + 16 + 16 + 128 + 256 + 32 + 64);
     }
 }

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 /// The most families a structure may have (it contributes 2^k SCGs per binding).
 pub const MAX_FAMILIES: usize = 24;
 
-/// Names the DSL reserves for core predicates.
-pub const RESERVED: [&str; 3] = ["sm", "pt", "fd"];
+/// Names the DSL reserves for core predicates (and the built-in `ptd`).
+pub const RESERVED: [&str; 4] = ["sm", "pt", "fd", "ptd"];
 
 /// A load or check error in a DSL file, printed `file:line:col: message`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -619,6 +619,12 @@ fn check_refs(f: &Formula, s: &StructureDef, fam: &FamilyDef) -> Result<(), Stri
             } else {
                 Err("`sm` takes no parameters and one argument".to_string())
             }
+        } else if n == "ptd" {
+            if p.params.is_empty() && ar == 1 {
+                Ok(())
+            } else {
+                Err("`ptd` (some tracked pointer points to the cell) takes no parameters and one argument".to_string())
+            }
         } else if n == "pt" {
             if p.params.len() == 1 && fam.pointers.contains(&p.params[0]) && ar == 1 {
                 Ok(())
@@ -644,7 +650,7 @@ fn check_refs(f: &Formula, s: &StructureDef, fam: &FamilyDef) -> Result<(), Stri
             }
         } else {
             Err(format!(
-                "unknown predicate `{p}`: a definition may use `sm`, `pt[x]`, the role fields ({}) and predicates of family `{}`",
+                "unknown predicate `{p}`: a definition may use `sm`, `pt[x]`, `ptd`, the role fields ({}) and predicates of family `{}`",
                 s.roles.join(", "),
                 fam.name
             ))
@@ -668,6 +674,15 @@ fn assignments(placeholders: &[String], d: &TrackingDef) -> Vec<BTreeMap<String,
         out = next;
     }
     out
+}
+
+/// The built-in `ptd(a)` ("some tracked pointer points to `a`") as the disjunction
+/// of `pt[x](a)` over T, in T's order (the form `tvla::families::segment` builds).
+fn expand_ptd(f: &Formula, d: &TrackingDef) -> Formula {
+    let ptrs: Vec<&str> = d.tracked().iter().map(|x| x.as_str()).collect();
+    f.expand_pred("ptd", &|args| {
+        crate::tvla::families::pointed(&ptrs, &args[0])
+    })
 }
 
 /// Applies the SCG (structure `s`, chosen `families`, role `binding`) to `d`:
@@ -748,7 +763,7 @@ pub fn instantiate(
                 c.instr.push(PredDef {
                     sym,
                     arity: t.arity(),
-                    def: Some(t.def.subst_params(&sub)),
+                    def: Some(expand_ptd(&t.def.subst_params(&sub), d)),
                 });
             }
         }
@@ -756,7 +771,7 @@ pub fn instantiate(
             let ph: Vec<String> = placeholders_in(&k.formula, fam).into_iter().collect();
             for a in assignments(&ph, d) {
                 let sub = |n: &str| a.get(n).or_else(|| binding.get(n)).cloned();
-                let f = k.formula.subst_params(&sub);
+                let f = expand_ptd(&k.formula.subst_params(&sub), d);
                 if !c.constraints.contains(&f) {
                     c.constraints.push(f);
                 }
@@ -928,5 +943,41 @@ mod tests {
         assert_eq!(maps[0].get("n").map(|s| s.as_str()), Some("z"));
         assert!(lib.role_maps("a", "c").is_empty());
         assert_eq!(lib.role_maps("b", "b").len(), 1);
+    }
+
+    #[test]
+    fn ptd_expands_to_every_tracked_pointer_and_segments_are_recognised() {
+        let src = "structure s {\n  roles next;\n  requires cyclic_list(next);\n  family seg for x {\n    pred rs[x, next](v) := E u. pt[x](u) & (u == v | TC(a, b: next(a, b) & !ptd(b))(u, v));\n  }\n}\n";
+        let lib = load(&[("s.scg", src)]).unwrap();
+        let st = lib.structure("s").unwrap();
+        let binding: RoleBinding = [("next".to_string(), "succ".to_string())].into();
+        let d = TrackingDef::new(["h", "p"], ["h", "p"], Vec::<&str>::new());
+        let fams: BTreeSet<String> = ["seg".to_string()].into();
+        let c = instantiate(st, &fams, &binding, &d);
+        let rs = c
+            .instr
+            .iter()
+            .find(|p| p.sym == PredSym::with("rs", &["p", "succ"]))
+            .expect("rs[p, succ]");
+        let want = crate::tvla::families::segment("p", &["succ"], &["h", "p"]);
+        assert!(
+            crate::tvla::families::alpha_eq(
+                want.def.as_ref().unwrap(),
+                rs.def.as_ref().unwrap(),
+                &mut Vec::new()
+            ),
+            "{}",
+            rs.def.as_ref().unwrap()
+        );
+        assert_eq!(
+            crate::tvla::families::recognize(rs),
+            Some(crate::tvla::families::Family::Seg(
+                "p".into(),
+                vec!["succ".into()]
+            ))
+        );
+        // `ptd` takes no parameters
+        let bad = src.replace("!ptd(b)", "!ptd[x](b)");
+        assert!(first_err(&[("s.scg", &bad)]).contains("`ptd`"));
     }
 }

@@ -93,6 +93,53 @@ pub fn reach(x: &str, fields: &[&str]) -> PredDef {
     }
 }
 
+/// `ptd(a)` over the tracked pointers `ptrs`: some pointer variable points to `a`
+/// (`pt[p1](a) | pt[p2](a) | ...`; `0` without pointers). The SCG DSL's built-in `ptd`
+/// expands to this.
+pub fn pointed(ptrs: &[&str], a: &str) -> Formula {
+    match ptrs {
+        [] => Formula::Const(super::formula::Kleene::False),
+        [p] => p1("pt", &[p], a),
+        _ => Formula::Or(ptrs.iter().map(|p| p1("pt", &[p], a)).collect()),
+    }
+}
+
+/// `rs[x, F](v)`: `v` is in the *segment* of `x`: reachable from the target of `x`
+/// along fields `F` without entering a cell some tracked pointer (of `ptrs`) points to
+/// (reflexive): `E w. pt[x](w) & (w == v | TC(a, b: F(a, b) & !ptd(b))(w, v))`. The
+/// cut points are the pointed cells (Manevich et al.'s cut-point reachability without
+/// heap sharing): on a cycle through `head` and `p`, the cells from `head` up to `p`
+/// and those from `p` back to `head` are different segments, which unary reachability
+/// (1 everywhere on a cycle) cannot tell apart.
+pub fn segment(x: &str, fields: &[&str], ptrs: &[&str]) -> PredDef {
+    let mut params = vec![x];
+    params.extend_from_slice(fields);
+    let body = Formula::And(vec![
+        union(fields, "tc_a", "tc_b"),
+        Formula::negation(pointed(ptrs, "tc_b")),
+    ]);
+    PredDef {
+        sym: PredSym::with("rs", &params),
+        arity: 1,
+        def: Some(exists(
+            "w",
+            Formula::And(vec![
+                p1("pt", &[x], "w"),
+                Formula::Or(vec![
+                    eq("w", "v"),
+                    Formula::TC {
+                        u: "tc_a".into(),
+                        w: "tc_b".into(),
+                        body: Box::new(body),
+                        from: "w".into(),
+                        to: "v".into(),
+                    },
+                ]),
+            ]),
+        )),
+    }
+}
+
 /// `tc[F](v1, v2)`: binary reachability, the (non-reflexive) transitive closure of the
 /// union of fields `F`: `TC(F)(v1, v2)`. `tc[left, right]` is the closure of the tree
 /// down-pointer.
@@ -222,18 +269,25 @@ pub enum Family {
     Acyclic(Vec<String>),
     /// `r[x, F]`
     Reach(String, Vec<String>),
+    /// `rs[x, F]` (segment of `x`, [`segment`])
+    Seg(String, Vec<String>),
 }
 
 impl Family {
     /// The field set `F`.
     pub fn fields(&self) -> &[String] {
         match self {
-            Family::Tc(f) | Family::Cyclic(f) | Family::Acyclic(f) | Family::Reach(_, f) => f,
+            Family::Tc(f)
+            | Family::Cyclic(f)
+            | Family::Acyclic(f)
+            | Family::Reach(_, f)
+            | Family::Seg(_, f) => f,
         }
     }
 }
 
-/// Recognises a predicate built by [`tc`], [`cyclic`], [`acyclic`] or [`reach`]
+/// Recognises a predicate built by [`tc`], [`cyclic`], [`acyclic`], [`reach`] or
+/// [`segment`]
 /// (name, parameters and definition must all match).
 pub fn recognize(p: &PredDef) -> Option<Family> {
     let params: Vec<&str> = p.sym.params.iter().map(|s| s.as_str()).collect();
@@ -247,6 +301,28 @@ pub fn recognize(p: &PredDef) -> Option<Family> {
             Family::Reach(p.sym.params[0].clone(), p.sym.params[1..].to_vec()),
             reach(params[0], &params[1..]),
         ),
+        ("rs", 1) if params.len() >= 2 => {
+            // the cut points are the pointers `ptd` expanded to, in their order
+            let mut ptrs: Vec<String> = Vec::new();
+            if let Some(Formula::Exists(_, b)) = &p.def {
+                b.visit(&mut |g| {
+                    if let Formula::TC { body, .. } = g {
+                        body.visit(&mut |h| {
+                            if let Formula::Pred(q, _) = h {
+                                if q.name == "pt" && q.params.len() == 1 {
+                                    ptrs.push(q.params[0].clone());
+                                }
+                            }
+                        })
+                    }
+                });
+            }
+            let ptrs: Vec<&str> = ptrs.iter().map(|s| s.as_str()).collect();
+            (
+                Family::Seg(p.sym.params[0].clone(), p.sym.params[1..].to_vec()),
+                segment(params[0], &params[1..], &ptrs),
+            )
+        }
         _ => return None,
     };
     let same = match (&expected.def, &p.def) {

@@ -224,6 +224,35 @@ impl Formula {
             Formula::TC { body, .. } => body.visit(g),
         }
     }
+    /// Replaces every occurrence `name(args)` of the parameterless predicate `name` by
+    /// `by(args)` (used to expand the SCG DSL's built-in `ptd`).
+    pub fn expand_pred(&self, name: &str, by: &dyn Fn(&[LVar]) -> Formula) -> Formula {
+        let b = |f: &Formula| Box::new(f.expand_pred(name, by));
+        match self {
+            Formula::Pred(p, args) if p.name == name && p.params.is_empty() => by(args),
+            Formula::Const(_) | Formula::Pred(..) | Formula::Eq(..) => self.clone(),
+            Formula::Not(f) => Formula::Not(b(f)),
+            Formula::And(fs) => Formula::And(fs.iter().map(|f| f.expand_pred(name, by)).collect()),
+            Formula::Or(fs) => Formula::Or(fs.iter().map(|f| f.expand_pred(name, by)).collect()),
+            Formula::Implies(x, y) => Formula::Implies(b(x), b(y)),
+            Formula::Iff(x, y) => Formula::Iff(b(x), b(y)),
+            Formula::Exists(v, f) => Formula::Exists(v.clone(), b(f)),
+            Formula::Forall(v, f) => Formula::Forall(v.clone(), b(f)),
+            Formula::TC {
+                u,
+                w,
+                body,
+                from,
+                to,
+            } => Formula::TC {
+                u: u.clone(),
+                w: w.clone(),
+                body: b(body),
+                from: from.clone(),
+                to: to.clone(),
+            },
+        }
+    }
     /// Replaces predicate parameters by `subst` (used to instantiate SCG families:
     /// roles become field names, pointer placeholders become tracked pointers).
     pub fn subst_params(&self, subst: &dyn Fn(&str) -> Option<String>) -> Formula {

@@ -225,7 +225,15 @@ impl Vocab {
                 idx,
                 def: c,
                 core_deps: deps,
-                family: recognize(p),
+                family: recognize(p).filter(|f| match f {
+                    // the segment rules take every pointed cell for a cut point
+                    Family::Seg(..) => {
+                        let ps = def.preds();
+                        v.pt.iter()
+                            .all(|(y, _)| ps.contains(&PredSym::with("pt", &[y.as_str()])))
+                    }
+                    _ => true,
+                }),
                 pol: polarity(def),
                 nonlocal: nonlocal_preds(def, free),
                 guarded: guarded(def, free, &field_syms),

@@ -176,6 +176,8 @@ struct Change {
     load_pre: Option<Structure>,
     /// `pt[x] := pt[y]` (x nullified before)
     copy: Option<(String, String)>,
+    /// `pt[x]` (which pointed to exactly this node) was nullified
+    pt_cleared: Option<(String, usize)>,
     domain: Domain,
 }
 
@@ -189,6 +191,7 @@ impl Change {
             load: None,
             load_pre: None,
             copy: None,
+            pt_cleared: None,
             domain: Domain::Same,
         }
     }
@@ -530,7 +533,9 @@ fn nullify_pt(t: &Structure, px: usize, x: &str) -> Option<Structure> {
     for v in 0..t.len() {
         post.set1(px, v, Kleene::False);
     }
-    update(t, post, &Change::with(pt_sym(x), Dir::Dec))
+    let mut ch = Change::with(pt_sym(x), Dir::Dec);
+    ch.pt_cleared = target(t, px).map(|n| (x.to_string(), n));
+    update(t, post, &ch)
 }
 
 /// `pt[x] := vals` on a structure where `pt[x]` is 0 everywhere.
@@ -1129,6 +1134,9 @@ fn differencing<'a>(
             .clone()
     };
     let idx = ins.idx;
+    if let Family::Seg(z, _) = fam {
+        return segment_differencing(pre, ins, ch, relevant, z, fields);
+    }
     if let Domain::Removed(rm) = ch.domain {
         // A cell leaves the universe (free) and no field changes: a path that cannot
         // reach the removed cell never passed through it, so its value stays. (Tuples
@@ -1151,6 +1159,7 @@ fn differencing<'a>(
             Family::Reach(..) => Box::new(move |t: &[usize]| {
                 (pre.get1(idx, rm) == Kleene::False).then(|| pre.get1(idx, old(t[0])))
             }),
+            Family::Seg(..) => return None,
         });
     }
     if ch.domain != Domain::Same {
@@ -1183,6 +1192,7 @@ fn differencing<'a>(
                         .or(pre.get1(idx, nx).and(r2[ny * n + t[0]])),
                 )
             }),
+            Family::Seg(..) => return None,
         });
     }
     if let Some((f, nx)) = &ch.delete {
@@ -1237,6 +1247,7 @@ fn differencing<'a>(
                 (pre.get1(idx, nx) == Kleene::False || t[0] == nx || unreached(nx, t[0]))
                     .then(|| pre.get1(idx, t[0]))
             }),
+            Family::Seg(..) => return None,
         });
     }
     let Family::Reach(z, _) = fam else {
@@ -1314,6 +1325,218 @@ fn differencing<'a>(
         }
     }
     None
+}
+
+/// Some tracked pointer other than `x` points to `v` (`v` stays a cut point when `x`
+/// leaves it).
+fn pointed_by_other(s: &Structure, x: &str, v: usize) -> Kleene {
+    s.vocab()
+        .pt
+        .iter()
+        .filter(|(y, _)| y != x)
+        .fold(Kleene::False, |k, (_, p)| k.or(s.get1(*p, v)))
+}
+
+/// An edge from `a` to `b` along one of `fields`.
+fn edge(s: &Structure, fields: &[String], a: usize, b: usize) -> Kleene {
+    fields
+        .iter()
+        .filter_map(|f| s.vocab().field(f))
+        .fold(Kleene::False, |k, f| k.or(s.get2(f, a, b)))
+}
+
+/// The row of `rs[x, F]` in `s`'s vocabulary, if the class has it.
+fn segment_row(s: &Structure, x: &str, fields: &[String]) -> Option<usize> {
+    s.vocab()
+        .instr
+        .iter()
+        .find(|i| i.family == Some(Family::Seg(x.to_string(), fields.to_vec())))
+        .map(|i| i.idx)
+}
+
+/// Whether the segment `rs[z, F]` (row `idx`) ends at the cut point `nx`: one of its
+/// cells has an edge to `nx` (`E a. rs[z](a) & F(a, nx)`), or, when that edge is only
+/// 1/2 (from a summary), `nx` is definitely reachable from `z`'s cell and no cell that
+/// may be in the segment has an edge to another cell that may be pointed to: the path
+/// from `z` then leaves the segment first at `nx`, from the segment's last cell.
+fn segment_ends_at(pre: &Structure, idx: usize, z: &str, fields: &[String], nx: usize) -> Kleene {
+    let n = pre.len();
+    let direct = (0..n).fold(Kleene::False, |k, a| {
+        k.or(pre.get1(idx, a).and(edge(pre, fields, a, nx)))
+    });
+    if direct != Kleene::Half {
+        return direct;
+    }
+    let voc = pre.vocab();
+    let Some(zc) = voc.pt(z).and_then(|p| target(pre, p)) else {
+        return direct;
+    };
+    let maybe_cut = |c: usize| voc.pt.iter().any(|(_, p)| pre.get1(*p, c) != Kleene::False);
+    let other_exit = (0..n).any(|a| {
+        pre.get1(idx, a) != Kleene::False
+            && (0..n).any(|c| c != nx && maybe_cut(c) && edge(pre, fields, a, c) != Kleene::False)
+    });
+    if !other_exit && zc != nx && rtc(pre, fields)[zc * n + nx] == Kleene::True {
+        Kleene::True
+    } else {
+        direct
+    }
+}
+
+/// Finite differencing of the segment predicate `rs[z, F]` (cut-point reachability,
+/// [`super::families::segment`]): every pointed cell is a cut point, so
+/// - a store `x->f = y` inserts an edge into a cut point (`y`'s cell), which no
+///   segment may enter: nothing changes; deleting `x`'s out-edge only shortens the
+///   segments that start at `x`'s cell (to that cell, when `F = {f}`);
+/// - `x := NULL` turns `x`'s old cell `nx` into an ordinary cell (unless another
+///   pointer stays): a segment ending at `nx` (`E a. rs[z](a) & F(a, nx)`) continues
+///   with `x`'s old segment;
+/// - `x := nt` makes `nt` a cut point: `x`'s segment is `y`'s when `y` points to `nt`,
+///   and for `x = y->f` it is `y`'s segment after `y`'s cell (plus that cell when the
+///   load left it and the rest leads back to it); the segment that contained `nt`
+///   loses `x`'s new segment when it is entered only through `nt` (every edge into
+///   one of its cells but `nt` comes from a cell definitely in it);
+/// - freeing a cell keeps the segments that do not contain it.
+fn segment_differencing<'a>(
+    pre: &'a Structure,
+    ins: &'a super::structure::InstrInfo,
+    ch: &'a Change,
+    relevant: &[(&PredSym, Dir)],
+    z: &'a str,
+    fields: &'a [String],
+) -> Option<DiffFn<'a>> {
+    let idx = ins.idx;
+    let n = pre.len();
+    if let Domain::Removed(rm) = ch.domain {
+        if !relevant.is_empty() || pre.get1(idx, rm) != Kleene::False {
+            return None;
+        }
+        return Some(Box::new(move |t: &[usize]| {
+            let v = if t[0] >= rm { t[0] + 1 } else { t[0] };
+            Some(pre.get1(idx, v))
+        }));
+    }
+    if ch.domain != Domain::Same {
+        return None;
+    }
+    let only_fields = || {
+        relevant
+            .iter()
+            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name))
+    };
+    if let Some((f, _, ny)) = &ch.insert {
+        let into_cut = pre
+            .vocab()
+            .pt
+            .iter()
+            .any(|(_, p)| pre.get1(*p, *ny) == Kleene::True);
+        if !fields.contains(f) || !only_fields() || !into_cut {
+            return None;
+        }
+        return Some(Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]))));
+    }
+    if let Some((f, nx)) = &ch.delete {
+        if !fields.contains(f) || !only_fields() {
+            return None;
+        }
+        let nx = *nx;
+        let at = pre.vocab().pt(z).map_or(Kleene::Half, |p| pre.get1(p, nx));
+        let single = fields.len() == 1;
+        return match at {
+            Kleene::False => Some(Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0])))),
+            Kleene::True if single => Some(Box::new(move |t: &[usize]| {
+                Some(Kleene::from_bool(t[0] == nx))
+            })),
+            _ => None,
+        };
+    }
+    if let Some((x, nx)) = &ch.pt_cleared {
+        if !relevant.iter().all(|(p, _)| **p == pt_sym(x)) {
+            return None;
+        }
+        if x == z {
+            return Some(Box::new(|_: &[usize]| Some(Kleene::False)));
+        }
+        let ix = segment_row(pre, x, fields)?;
+        let nx = *nx;
+        let freed = pointed_by_other(pre, x, nx).negate();
+        let ends = segment_ends_at(pre, idx, z, fields, nx);
+        let joins = freed.and(ends);
+        return Some(Box::new(move |t: &[usize]| {
+            Some(pre.get1(idx, t[0]).or(joins.and(pre.get1(ix, t[0]))))
+        }));
+    }
+    let (x, nt) = ch.pt_set.as_ref()?;
+    if !relevant.iter().all(|(p, _)| **p == pt_sym(x)) {
+        return None;
+    }
+    let nt = *nt;
+    let co = pointed_by_other(pre, x, nt);
+    // x's new segment
+    let new_x: Option<Vec<Kleene>> = match co {
+        Kleene::True => pre
+            .vocab()
+            .pt
+            .iter()
+            .filter(|(y, p)| y != x && pre.get1(*p, nt) == Kleene::True)
+            .find_map(|(y, _)| segment_row(pre, y, fields))
+            .map(|iy| (0..n).map(|v| pre.get1(iy, v)).collect()),
+        Kleene::False => ch.load.as_ref().and_then(|(y, f, ny)| {
+            let ny = *ny;
+            if fields != [f.clone()] {
+                return None;
+            }
+            let src: &Structure = if y == x { ch.load_pre.as_ref()? } else { pre };
+            if src.len() != n || edge(src, fields, ny, nt) != Kleene::True {
+                return None;
+            }
+            let iy = segment_row(src, y, fields)?;
+            let left = pointed_by_other(pre, x, ny).negate();
+            let back = (0..n).filter(|&a| a != ny).fold(Kleene::False, |k, a| {
+                k.or(src.get1(iy, a).and(edge(src, fields, a, ny)))
+            });
+            Some(
+                (0..n)
+                    .map(|v| {
+                        if v == nt {
+                            Kleene::True
+                        } else if v == ny {
+                            left.and(back)
+                        } else {
+                            src.get1(iy, v)
+                        }
+                    })
+                    .collect(),
+            )
+        }),
+        Kleene::Half => None,
+    };
+    if x == z {
+        let new_x = new_x?;
+        return Some(Box::new(move |t: &[usize]| Some(new_x[t[0]])));
+    }
+    if pre.get1(idx, nt) == Kleene::False || co == Kleene::True {
+        return Some(Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]))));
+    }
+    let new_x = new_x?;
+    let closed = (0..n)
+        .filter(|&v| v != nt && new_x[v] != Kleene::False)
+        .all(|v| {
+            (0..n).all(|a| edge(pre, fields, a, v) == Kleene::False || new_x[a] == Kleene::True)
+        });
+    Some(Box::new(move |t: &[usize]| {
+        let v = t[0];
+        let old = pre.get1(idx, v);
+        Some(if v == nt {
+            Kleene::False
+        } else if new_x[v] == Kleene::False {
+            old
+        } else if closed && new_x[v] == Kleene::True {
+            Kleene::False
+        } else {
+            old.and(Kleene::Half)
+        })
+    }))
 }
 
 #[cfg(test)]
@@ -1455,6 +1678,65 @@ mod tests {
 
     /// A concrete list `0 -> 1 -> ... -> n-1` along `next` (plus `prev` back links
     /// when `dll`), pointer facts `ptrs`, blurred.
+    /// The unary predicate `p` is definite (0 or 1) at every node of `t`.
+    fn definite_everywhere(t: &Structure, p: &PredSym) -> bool {
+        values(t, p).iter().all(|k| *k != Kleene::Half)
+    }
+
+    #[test]
+    fn walking_a_cycle_from_its_head_keeps_both_segments_definite() {
+        // h → 1 → ... → 5 → h, p = h; `p = p->next` until p is back at h. Unary
+        // reachability is 1 everywhere on a cycle; the segments rs[h] (cells from h up
+        // to p) and rs[p] (from p back to h) tell the walked cells from the others.
+        // (Without `is[next]` the summary may link back into the walked cells.)
+        let ptrs = ["h", "p", "t"];
+        let c = fam::simple_class(
+            &ptrs,
+            &["next"],
+            vec![
+                fam::tc(&["next"]),
+                fam::shared(&["next"]),
+                fam::segment("h", &["next"], &ptrs),
+                fam::segment("p", &["next"], &ptrs),
+                fam::segment("t", &["next"], &ptrs),
+            ],
+        );
+        let next = PredSym::plain("next");
+        let mut facts = vec![
+            Fact::Unary(PredSym::with("pt", &["h"]), 0),
+            Fact::Unary(PredSym::with("pt", &["p"]), 0),
+        ];
+        for u in 0..6 {
+            facts.push(Fact::Binary(next.clone(), u, (u + 1) % 6));
+        }
+        let s = Structure::from_concrete(&c, 6, &facts)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur();
+        let (rh, rp) = (
+            PredSym::with("rs", &["h", "next"]),
+            PredSym::with("rs", &["p", "next"]),
+        );
+        let op = op_load("p", "p");
+        let mut frontier = vec![s];
+        let mut seen = BTreeSet::new();
+        while let Some(t) = frontier.pop() {
+            if !seen.insert(t.clone()) {
+                continue;
+            }
+            assert!(seen.len() < 50, "the walk converges");
+            for u in post(&t, &c, &op).structures {
+                assert!(
+                    definite_everywhere(&u, &rh) && definite_everywhere(&u, &rp),
+                    "segments stay definite: {t}\n ---> {u}"
+                );
+                frontier.push(u);
+            }
+        }
+        // the walk reaches a state with a non-empty walked segment and one where p is
+        // back at h (rs[h] = {h} = rs[p])
+        assert!(seen.len() >= 3, "{}", seen.len());
+    }
+
     fn list(c: &ShapeClass, n: usize, dll: bool, ptrs: &[(&str, usize)]) -> Structure {
         let mut f: Vec<Fact> = ptrs
             .iter()
