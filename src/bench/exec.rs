@@ -2,6 +2,7 @@
 //! (the child's process group is killed when it is exceeded) and an address-space limit
 //! (`RLIMIT_AS`, set in the child before `exec`).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -68,6 +69,8 @@ pub struct Outcome {
     pub refinements_td: Option<u64>,
     /// `refinements_scg` from `--stats-json`, if written.
     pub refinements_scg: Option<u64>,
+    /// `final_scg` from `--stats-json` (struct type → final SCG), empty if not written.
+    pub final_scg: BTreeMap<String, String>,
     /// A one-line explanation (`unsupported`, the child's first output line, ...).
     pub reason: String,
 }
@@ -103,6 +106,7 @@ fn error(seconds: f64, reason: String) -> Outcome {
         seconds,
         refinements_td: None,
         refinements_scg: None,
+        final_scg: BTreeMap::new(),
         reason,
     }
 }
@@ -165,7 +169,11 @@ fn run_in(cfg: &RunConfig, input: &Path, work: &Path) -> Outcome {
         }
     };
     let seconds = start.elapsed().as_secs_f64();
-    let (refinements_td, refinements_scg) = read_stats(&stats);
+    let VerifyStats {
+        refinements_td,
+        refinements_scg,
+        final_scg,
+    } = read_stats(&stats);
     let first_line = |name: &str| {
         fs::read_to_string(work.join(name))
             .ok()
@@ -180,6 +188,7 @@ fn run_in(cfg: &RunConfig, input: &Path, work: &Path) -> Outcome {
             seconds,
             refinements_td,
             refinements_scg,
+            final_scg,
             reason: format!("killed after {:.1} s", cfg.timeout.as_secs_f64()),
         };
     };
@@ -226,6 +235,7 @@ fn run_in(cfg: &RunConfig, input: &Path, work: &Path) -> Outcome {
         seconds,
         refinements_td,
         refinements_scg,
+        final_scg,
         reason: one_line(&reason),
     }
 }
@@ -250,18 +260,42 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-/// Reads `refinements_td` / `refinements_scg` from a stats file (a JSON object); absent
-/// file, bad JSON or absent fields give `None`.
-pub fn read_stats(path: &Path) -> (Option<u64>, Option<u64>) {
+/// What the scoreboard keeps of a `--stats-json` file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VerifyStats {
+    /// `refinements_td`
+    pub refinements_td: Option<u64>,
+    /// `refinements_scg`
+    pub refinements_scg: Option<u64>,
+    /// `final_scg`: struct type → final SCG (`explicit` when it stayed explicit)
+    pub final_scg: BTreeMap<String, String>,
+}
+
+/// Reads [`VerifyStats`] from a stats file (a JSON object); an absent file, bad JSON or
+/// absent fields give `None` / an empty map.
+pub fn read_stats(path: &Path) -> VerifyStats {
     let Ok(text) = fs::read_to_string(path) else {
-        return (None, None);
+        return VerifyStats::default();
     };
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&text)
     else {
-        return (None, None);
+        return VerifyStats::default();
     };
     let get = |k: &str| map.get(k).and_then(serde_json::Value::as_u64);
-    (get("refinements_td"), get("refinements_scg"))
+    let final_scg = map
+        .get("final_scg")
+        .and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(t, v)| v.as_str().map(|v| (t.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    VerifyStats {
+        refinements_td: get("refinements_td"),
+        refinements_scg: get("refinements_scg"),
+        final_scg,
+    }
 }
 
 #[cfg(test)]
@@ -283,17 +317,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("shapemc-stats-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let f = dir.join("s.json");
-        assert_eq!(read_stats(&f), (None, None));
+        let none = VerifyStats::default();
+        assert_eq!(read_stats(&f), none);
         fs::write(&f, "{}").unwrap();
-        assert_eq!(read_stats(&f), (None, None));
+        assert_eq!(read_stats(&f), none);
         fs::write(
             &f,
-            r#"{"refinements_td": 3, "refinements_scg": 1, "x": "y"}"#,
+            r#"{"refinements_td": 3, "refinements_scg": 1, "x": "y", "final_scg": {"struct node": "dll{cancel}(next=succ, prev=pred)"}}"#,
         )
         .unwrap();
-        assert_eq!(read_stats(&f), (Some(3), Some(1)));
+        let got = read_stats(&f);
+        assert_eq!(
+            (got.refinements_td, got.refinements_scg),
+            (Some(3), Some(1))
+        );
+        assert_eq!(
+            got.final_scg.get("struct node").map(String::as_str),
+            Some("dll{cancel}(next=succ, prev=pred)")
+        );
         fs::write(&f, "not json").unwrap();
-        assert_eq!(read_stats(&f), (None, None));
+        assert_eq!(read_stats(&f), none);
         fs::remove_dir_all(&dir).unwrap();
     }
 

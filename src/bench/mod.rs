@@ -243,6 +243,7 @@ fn table_one(
         "refine s",
         "refinements",
         "ratio",
+        "final SCG (refine)",
     ];
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -257,6 +258,7 @@ fn table_one(
                 secs(r.refine.seconds),
                 r.refine.refinements(),
                 r.ratio.map_or(String::new(), |x| format!("{x:.2}")),
+                r.refine.final_scgs(),
             ]
         })
         .collect();

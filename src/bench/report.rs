@@ -1,6 +1,7 @@
 //! Scoreboard rows, SV-COMP scoring, the text table, JSON/CSV files, and `--compare`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -85,6 +86,9 @@ pub struct Row {
     pub refinements_td: Option<u64>,
     /// `refinements_scg` from the verifier's stats, if reported.
     pub refinements_scg: Option<u64>,
+    /// The final SCG per struct type from the verifier's stats (Table 1's "final SCG").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub final_scg: BTreeMap<String, String>,
     /// Why (skip reason, unknown reason, error message); may be empty.
     pub reason: String,
 }
@@ -110,6 +114,7 @@ impl Row {
             exit_code: None,
             refinements_td: None,
             refinements_scg: None,
+            final_scg: BTreeMap::new(),
             reason,
         }
     }
@@ -135,8 +140,18 @@ impl Row {
             exit_code: o.exit_code,
             refinements_td: o.refinements_td,
             refinements_scg: o.refinements_scg,
+            final_scg: o.final_scg.clone(),
             reason: o.reason.clone(),
         }
+    }
+
+    /// The final SCGs, `type: scg` joined by `; `, blank when none were reported.
+    pub fn final_scgs(&self) -> String {
+        self.final_scg
+            .iter()
+            .map(|(t, c)| format!("{t}: {c}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     /// `td/scg` refinement counts, blank when the verifier reported none.
@@ -535,6 +550,7 @@ mod tests {
             seconds: secs,
             refinements_td: None,
             refinements_scg: None,
+            final_scg: BTreeMap::new(),
             reason: String::new(),
         };
         Row::from_outcome(task, "t.yml", vec!["unreach-call".into()], expected, &o)
