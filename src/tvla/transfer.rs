@@ -1033,22 +1033,45 @@ fn binary_atoms(f: &CFormula, i: usize, out: &mut Vec<(usize, usize)>) {
 /// have all their endpoints in a node set `C`, so the part of the quantifier over
 /// `w` outside `C` keeps its old value (recovered from the stored value where
 /// possible) and only `w` in `C` is re-evaluated.
+///
+/// When a node `rm` leaves the universe (free) and nothing else changes, the value at
+/// `v` stays unless `rm` was a possible witness: `psi(v, rm)` definitely false for `E`
+/// (definitely true for `A`) keeps it. (E.g. `tot[next](v) := E w. next(v, w)` of a
+/// cell whose predecessor is freed: re-evaluation gives 1/2 when its successor lies
+/// in a summary node.)
 fn universal_differencing<'a>(
-    pre: &Structure,
+    pre: &'a Structure,
     cur: &Structure,
-    ins: &super::structure::InstrInfo,
+    ins: &'a super::structure::InstrInfo,
     ch: &Change,
     relevant: &[(&PredSym, Dir)],
 ) -> Option<DiffFn<'a>> {
-    if ch.domain != Domain::Same || ins.arity != 1 || relevant.is_empty() {
-        return None;
-    }
     let (forall, wslot, body) = match &ins.def.f {
         CFormula::Forall(w, b) => (true, *w, b.as_ref()),
         CFormula::Exists(w, b) => (false, *w, b.as_ref()),
         _ => return None,
     };
-    if !qf_binary(body) {
+    if ins.arity != 1 || !qf_binary(body) {
+        return None;
+    }
+    if let (Domain::Removed(rm), true) = (ch.domain, relevant.is_empty()) {
+        let mut ev = Evaluator::new(pre);
+        let mut env = vec![0usize; ins.def.slots];
+        let keep: Vec<bool> = (0..pre.len())
+            .map(|v| {
+                env[0] = v;
+                env[wslot] = rm;
+                let k = ev.eval(body, &mut env);
+                v != rm && k == Kleene::from_bool(forall)
+            })
+            .collect();
+        let idx = ins.idx;
+        return Some(Box::new(move |t: &[usize]| {
+            let v = if t[0] >= rm { t[0] + 1 } else { t[0] };
+            keep[v].then(|| pre.get1(idx, v))
+        }));
+    }
+    if ch.domain != Domain::Same || relevant.is_empty() {
         return None;
     }
     let voc = pre.vocab();
@@ -1858,6 +1881,22 @@ mod tests {
         ] {
             assert!(true_everywhere(t, &p), "{p} lost: {t}");
         }
+    }
+
+    #[test]
+    fn free_of_a_predecessor_keeps_the_successor_non_null() {
+        // x -> a -> [b c d]; free(x) after t = x->next: `E w. next(t, w)` stays 1 at a
+        // (x was no witness for it; re-evaluation gives 1/2, a's successor being a
+        // cell of the summary)
+        let c = fam::simple_class(&["x", "t"], &["next"], vec![fam::nonnull("next")]);
+        let s = list(&c, 5, false, &[("x", 0), ("t", 1)]);
+        let nn = PredSym::with("nn", &["next"]);
+        let r = post(&s, &c, &PtrOp::Free { x: "x".into() });
+        assert_eq!(r.structures.len(), 1);
+        let t = &r.structures[0];
+        let pt = t.vocab().pt("t").unwrap();
+        let a = target(t, pt).unwrap();
+        assert_eq!(t.value(&nn, &[a]), Kleene::True, "{t}");
     }
 
     #[test]
