@@ -517,6 +517,8 @@ mod tests {
             .validate(&Scg::new("zzz", Vec::<String>::new(), RoleBinding::new()))
             .is_err());
         assert_eq!(Scg::m0().to_string(), "m0");
-        assert_eq!(l.size(), 1 + 8 + 16 + 16 + 128 + 256 + 32 + 64);
+        // m0, then 2^families per structure: sll, dll, cyclic-sll, tree, tree-parent,
+        // list-of-lists, cyclic-dll
+        assert_eq!(l.size(), 1 + 8 + 16 + 64 + 128 + 256 + 32 + 64);
     }
 }
