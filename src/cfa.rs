@@ -227,6 +227,17 @@ impl BinOp {
         use BinOp::*;
         matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
     }
+    /// The comparison with its operands swapped (`a < b` iff `b > a`); other
+    /// operators are returned unchanged.
+    pub fn flip(self) -> BinOp {
+        match self {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            op => op,
+        }
+    }
 }
 
 /// A pure expression over variables and constants. Pointer-valued expressions are

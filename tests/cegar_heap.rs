@@ -149,6 +149,25 @@ fn a_field_set_from_a_parameter_is_seen_through_the_explicit_domain() {
     assert_unsafe_with_replay(&data("tag_order_bug.c"));
 }
 
+#[test]
+fn a_field_set_from_a_value_the_cube_bounds_is_seen_and_abstracted_early() {
+    // `if (!v) v = 1; n->val = v`: only the cube knows `!(v == 0)` at the store. The
+    // error path comes before the sampling threshold, so the type is abstracted on the
+    // program sampler's heaps (the refinement had nothing else to learn: UNKNOWN); then
+    // the store makes `val == 0` false from the cube (1/2 before: UNKNOWN again)
+    let (code, out) = shapemc(&[
+        "verify",
+        data("nonzero_field_safe.c").to_str().unwrap(),
+        "--timeout",
+        "60",
+        "-v",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("abstracted before the sampling threshold"), "{out}");
+    assert_safe_with_certificate(&data("nonzero_field_safe.c"));
+    assert_unsafe_with_replay(&data("nonzero_field_bug.c"));
+}
+
 /// `verify FILE` answers UNKNOWN (exit 20); returns its verdict line.
 fn assert_unknown(file: &Path) -> String {
     let (code, out) = shapemc(&["verify", file.to_str().unwrap(), "--timeout", "60"]);

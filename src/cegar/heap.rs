@@ -37,10 +37,11 @@ use super::predicates::refine_predicates;
 use super::{Abstraction, RefineInput, Refinement};
 use crate::art::{Art, ArtId};
 use crate::cert::Certificate;
-use crate::cfa::{Node, Op, Program, Step, StructId, VarId};
+use crate::cfa::{BinOp, Expr, Node, Op, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::explicit::{
-    classify, CellTy, ExplicitCpa, ExplicitPrec, ExplicitState, SampleCollector, SampleThreshold,
+    classify, CellTy, Classification, ExplicitCpa, ExplicitPrec, ExplicitState, SampleCollector,
+    SampleThreshold,
 };
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::scg::{fine_tune, EnabledSets, Lattice, Scg, TrackingDef};
@@ -116,9 +117,11 @@ pub struct HeapPrec {
 
 /// Predicate abstraction × explicit heap × shape. Post: the explicit successors first
 /// (cheap; none means the step is infeasible), then the shape successors, then the
-/// predicate successors (Z3), all combinations. One strengthening: an integer stored
-/// into a field whose value the explicit pre-state knows is passed to the shape store
-/// transfer, which treats it like a constant (`n->data = d` with `d == 1` known).
+/// predicate successors (Z3), all combinations. One strengthening: what the explicit
+/// pre-state and the pre-state's cube know of an integer stored into a field (its
+/// value, or the cube's comparisons of the stored variable with constants) is passed
+/// to the shape store transfer, which decides the field assertions with it as for a
+/// constant (`n->data = d` with `d == 1` known, or `!(d == 0)` in the cube).
 /// Coverage and precision adjustment are componentwise, so the CPA laws of the
 /// components carry over; union coverage shares out the shape structures.
 #[derive(Debug)]
@@ -180,12 +183,12 @@ impl Cpa for HeapCpa {
         if ex.is_empty() {
             return Vec::new();
         }
-        // strengthening: an integer the explicit state knows, stored into a field,
-        // makes the shape domain's field assertions on it definite
-        let stored = stored_int(prog, &s.explicit, step);
+        // strengthening: what the explicit state and the cube know of an integer
+        // stored into a field makes the shape domain's field assertions on it definite
+        let stored = stored_facts(prog, &s.explicit, Some((&s.pred, &prec.pred)), step);
         let sh = self
             .shape
-            .post_with(prog, &s.shape, step, to, &prec.shape, stored);
+            .post_with(prog, &s.shape, step, to, &prec.shape, &stored);
         if sh.is_empty() {
             return Vec::new();
         }
@@ -263,22 +266,52 @@ impl Cpa for HeapCpa {
     }
 }
 
-/// `v` if `step` is `ptr->field = e` for an integer field and `e` evaluates to the
-/// integer `v` in the explicit state before the step.
-fn stored_int(prog: &Program, ex: &ExplicitState, step: Step) -> Option<i64> {
+/// What the explicit state and the predicate cube before `step` know of the integer
+/// it stores, if `step` is `ptr->field = e` for an integer field (see
+/// [`crate::shape::Stored`]): `e`'s value when the explicit state knows it, else, for
+/// `e` a variable of the field's type, the cube's literals comparing it with a
+/// constant (`!(x == 0)` gives `x != 0`).
+fn stored_facts(
+    prog: &Program,
+    ex: &ExplicitState,
+    cube: Option<(&Cube, &Precision)>,
+    step: Step,
+) -> Vec<(BinOp, i64)> {
     let Step::Edge(e) = step else {
-        return None;
+        return Vec::new();
     };
     let Op::Store { field, src, .. } = &prog.graph[e].op else {
-        return None;
+        return Vec::new();
     };
-    if !prog.field(*field).ty.is_int() {
-        return None;
+    let fty = &prog.field(*field).ty;
+    if !fty.is_int() {
+        return Vec::new();
     }
-    match crate::explicit::post::eval(ex, src) {
-        crate::explicit::Value::Int(v) => Some(v),
-        _ => None,
+    if let crate::explicit::Value::Int(v) = crate::explicit::post::eval(ex, src) {
+        return vec![(BinOp::Eq, v)];
     }
+    let (Expr::Var(x), Some((cube, prec))) = (src, cube) else {
+        return Vec::new();
+    };
+    if prog.vars.get(*x).map(|v| &v.ty) != Some(fty) {
+        return Vec::new();
+    }
+    cube.0
+        .iter()
+        .filter_map(|&(id, pos)| {
+            let p = &prec.preds.get(id as usize)?.expr;
+            let p = if pos { p.clone() } else { p.negate() };
+            let Expr::Binary(op, a, b) = &p else {
+                return None;
+            };
+            match (a.as_ref(), b.as_ref()) {
+                (Expr::Var(y), Expr::Int(c)) if y == x => Some((*op, *c)),
+                (Expr::Int(c), Expr::Var(y)) if y == x => Some((op.flip(), *c)),
+                _ => None,
+            }
+        })
+        .filter(|(op, _)| op.is_comparison())
+        .collect()
 }
 
 /// The group a pointer variable belongs to for tracking decisions: the struct type it
@@ -399,8 +432,9 @@ pub struct HeapAbstraction {
 struct PathReplay {
     shape: ShapeCpa,
     steps: Vec<(Step, Node)>,
-    /// Per step: the integer stored into a field, when the explicit domain knows it.
-    stored: Vec<Option<i64>>,
+    /// Per step: what the explicit domain and the predicate cubes along the path know
+    /// of the integer stored into a field.
+    stored: Vec<Vec<(BinOp, i64)>>,
 }
 
 impl PathReplay {
@@ -418,7 +452,7 @@ impl PathReplay {
     /// True if the path's shape post is empty under precision `p`.
     fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
         let init = ShapeState::initial(p, prog.entry);
-        let stored_at = |i: usize| self.stored.get(i).copied().flatten();
+        let stored_at = |i: usize| self.stored.get(i).map_or(&[][..], |v| &v[..]);
         self.shape
             .path_post(prog, &init, &self.steps, p, &stored_at)
             .is_none()
@@ -604,6 +638,10 @@ fn loop_heads(prog: &Program) -> BTreeSet<Node> {
     out
 }
 
+/// States the program sampler may explore for an abstraction before the threshold
+/// ([`HeapAbstraction::abstract_early`]; about 0.15 s).
+const EARLY_SAMPLE_BUDGET: usize = 20_000;
+
 /// The threshold of the collector of samples taken elsewhere: 10 times as many.
 fn inner_threshold(th: SampleThreshold) -> SampleThreshold {
     SampleThreshold {
@@ -677,6 +715,87 @@ impl HeapAbstraction {
             a.start_maximal(prog);
         }
         a
+    }
+
+    /// Algorithm 2's per-type step: restricts E(σ) to the SCGs the classification `c`
+    /// supports and puts σ under shape tracking with the coarsest of them (anchored on
+    /// the recognised structure). Returns that SCG; with none enabled, σ stays explicit
+    /// for good (`ExplicitFinal`).
+    fn abstract_type(&mut self, prog: &Program, lat: &Lattice, c: &Classification) -> Option<Scg> {
+        let s = c.strukt;
+        let holding = c.holding_invariants(prog);
+        tracing::debug!("Abstract: holding invariants {holding:?}");
+        let name = struct_name(prog, s);
+        let e: Vec<Scg> = self
+            .enabled
+            .restrict(&name, lat, &holding)
+            .iter()
+            .cloned()
+            .collect();
+        let d = self.initial_td(prog, s);
+        let recognised = c.chosen.invariant().map(|i| i.name());
+        match self.choose_coarsest(lat, &e, &d, &chosen_roles(prog, &c.chosen), recognised) {
+            Some(m) => {
+                tracing::info!(
+                    "Abstract: struct {name} is a {} {:?}, fields in interpolants {:?} → {m}",
+                    c.chosen,
+                    chosen_roles(prog, &c.chosen),
+                    self.mentioned_fields
+                );
+                self.set_shape(prog, s, m.clone(), d);
+                Some(m)
+            }
+            None => {
+                tracing::info!(
+                    "Abstract: no SCG enabled for struct {name} ({}); stays explicit",
+                    c.chosen
+                );
+                self.types.insert(s, TypeMode::ExplicitFinal);
+                None
+            }
+        }
+    }
+
+    /// Abstract before the threshold: struct types of `groups` still on explicit heaps
+    /// whose refinement learned nothing (the interpolants need field facts, which only
+    /// the shape domain's field assertions track, and the ART found the error before
+    /// BuildART's sampling threshold) are classified on the samples of the program
+    /// sampler (`shapemc samples`, as `--scg maximal` does) and handed to the shape
+    /// domain. Returns what changed.
+    fn abstract_early(&mut self, prog: &Program, groups: &BTreeSet<PtrGroup>) -> Vec<String> {
+        let Some(lat) = self.lattice.clone() else {
+            return Vec::new();
+        };
+        let pending: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(s, m)| **m == TypeMode::Explicit && groups.contains(&PtrGroup::Struct(**s)))
+            .map(|(s, _)| *s)
+            .collect();
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        // a tenth of the sampler's default budget: this runs on a failing refinement,
+        // often of a program whose nondeterministic data keeps structures shallow
+        let cfg = crate::explicit::sample::SamplerConfig {
+            state_budget: EARLY_SAMPLE_BUDGET,
+            ..Default::default()
+        };
+        let report = crate::explicit::sample_program(prog, &cfg);
+        let mut out = Vec::new();
+        for s in pending {
+            let Some(c) = report.classifications.iter().find(|c| c.strukt == s) else {
+                continue;
+            };
+            self.abstractions += 1;
+            if let Some(m) = self.abstract_type(prog, &lat, c) {
+                out.push(format!(
+                    "struct {}: abstracted before the sampling threshold → {m}",
+                    struct_name(prog, s)
+                ));
+            }
+        }
+        out
     }
 
     /// `--scg maximal`: classify every struct type on explicit samples of the program
@@ -1095,15 +1214,23 @@ impl HeapAbstraction {
             .copied()
             .zip(input.locs.iter().skip(1).copied())
             .collect();
-        let mut stored: Vec<Option<i64>> = Vec::with_capacity(steps.len());
+        let mut stored: Vec<Vec<(BinOp, i64)>> = Vec::with_capacity(steps.len());
         let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
+        let pprec = &self.prec.pred;
+        let mut cube = Some(self.cpa.pred.initial(prog, pprec));
         for &(step, to) in &steps {
-            stored.push(ex.as_ref().and_then(|e| stored_int(prog, e, step)));
+            stored.push(ex.as_ref().map_or_else(Vec::new, |e| {
+                stored_facts(prog, e, cube.as_ref().map(|c| (c, pprec)), step)
+            }));
             ex = ex.and_then(|e| {
                 let mut next = self
                     .cpa
                     .explicit
                     .post(prog, &e, step, to, &self.prec.explicit);
+                (next.len() == 1).then(|| next.remove(0))
+            });
+            cube = cube.and_then(|c| {
+                let mut next = self.cpa.pred.post(prog, &c, step, to, pprec);
                 (next.len() == 1).then(|| next.remove(0))
             });
         }
@@ -1407,36 +1534,7 @@ impl Abstraction for HeapAbstraction {
                 continue;
             }
             let c = classify(prog, s, &refs);
-            let holding = c.holding_invariants(prog);
-            tracing::debug!("Abstract: holding invariants {holding:?}");
-            let name = struct_name(prog, s);
-            let e: Vec<Scg> = self
-                .enabled
-                .restrict(&name, &lat, &holding)
-                .iter()
-                .cloned()
-                .collect();
-            let d = self.initial_td(prog, s);
-            let recognised = c.chosen.invariant().map(|i| i.name());
-            match self.choose_coarsest(&lat, &e, &d, &chosen_roles(prog, &c.chosen), recognised) {
-                Some(m) => {
-                    tracing::info!(
-                        "Abstract: struct {name} is a {} {:?}, fields in interpolants {:?} → {m}",
-                        c.chosen,
-                        chosen_roles(prog, &c.chosen),
-                        self.mentioned_fields
-                    );
-                    self.set_shape(prog, s, m, d);
-                    switched = true;
-                }
-                None => {
-                    tracing::info!(
-                        "Abstract: no SCG enabled for struct {name} ({}); stays explicit",
-                        c.chosen
-                    );
-                    self.types.insert(s, TypeMode::ExplicitFinal);
-                }
-            }
+            switched |= self.abstract_type(prog, &lat, &c).is_some();
         }
         if !switched {
             // Nothing to abstract (e.g. the deep heap is of a type without SCGs): stop
@@ -1634,6 +1732,14 @@ impl Abstraction for HeapAbstraction {
             })
             .map(|(s, _)| *s)
             .collect();
+        let early = self.abstract_early(prog, &groups);
+        if !early.is_empty() {
+            r.added.extend(early);
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
         if !stuck.is_empty() {
             tracing::debug!(
                 "shape refinement failed on: {}",

@@ -90,6 +90,12 @@ use crate::tvla::{PredSym, ShapeClass, ShapeRegion, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What another domain knows of the integer a `ptr->field = e` step writes: each
+/// `(rel, c)` holds of the value (`value rel c`; `rel` a comparison). Empty: nothing.
+/// The store transfer makes the field assertions these facts decide definite, as for
+/// a constant (the product's strengthening of the shape domain).
+pub type Stored = [(crate::cfa::BinOp, i64)];
+
 /// The shape class of every struct type, globally and per location (Ψ applied). A
 /// struct type without a class is not analysed (no component: unknown).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -560,11 +566,11 @@ impl ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
-        self.post_joined_with(prog, s, step, to, prec, None)
+        self.post_joined_with(prog, s, step, to, prec, &[])
     }
-    /// [`ShapeCpa::post_joined`] strengthened by another domain: `stored` is the value
-    /// of the integer a `ptr->field = e` step writes, if known (the field assertions on
-    /// `field` at `ptr`'s node become definite, as for a constant).
+    /// [`ShapeCpa::post_joined`] strengthened by another domain: `stored` is what is
+    /// known of the integer a `ptr->field = e` step writes (see [`Stored`]; the field
+    /// assertions on `field` at `ptr`'s node it decides become definite).
     pub fn post_joined_with(
         &self,
         prog: &Program,
@@ -572,7 +578,7 @@ impl ShapeCpa {
         step: Step,
         to: Node,
         prec: &ShapePrec,
-        stored: Option<i64>,
+        stored: &Stored,
     ) -> Option<ShapeState> {
         let mut t = ops::post_step(self, prog, s, step, stored)?;
         if let Some(live) = &self.live {
@@ -583,15 +589,15 @@ impl ShapeCpa {
     }
     /// The strongest abstract post along a path from `s` (FineTune: the path is ruled
     /// out iff the result is `None`). `path` lists each step with its target location;
-    /// step `i` stores the integer `stored(i)` if that is `Some` (see
-    /// [`ShapeCpa::post_joined_with`]; `&|_| None` for the shape domain alone).
-    pub fn path_post(
+    /// `stored(i)` is what is known of the integer step `i` stores (see
+    /// [`ShapeCpa::post_joined_with`]; `&|_| &[]` for the shape domain alone).
+    pub fn path_post<'a>(
         &self,
         prog: &Program,
         s: &ShapeState,
         path: &[(Step, Node)],
         prec: &ShapePrec,
-        stored: &dyn Fn(usize) -> Option<i64>,
+        stored: &dyn Fn(usize) -> &'a Stored,
     ) -> Option<ShapeState> {
         let mut cur = s.clone();
         for (i, (step, to)) in path.iter().enumerate() {
@@ -600,7 +606,7 @@ impl ShapeCpa {
         }
         Some(cur)
     }
-    /// [`Cpa::post`] with the stored integer known (see [`ShapeCpa::post_joined_with`]).
+    /// [`Cpa::post`] with facts on the stored integer (see [`ShapeCpa::post_joined_with`]).
     pub fn post_with(
         &self,
         prog: &Program,
@@ -608,7 +614,7 @@ impl ShapeCpa {
         step: Step,
         to: Node,
         prec: &ShapePrec,
-        stored: Option<i64>,
+        stored: &Stored,
     ) -> Vec<ShapeState> {
         match self.post_joined_with(prog, s, step, to, prec, stored) {
             None => Vec::new(),
@@ -636,7 +642,7 @@ impl Cpa for ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Vec<ShapeState> {
-        self.post_with(prog, s, step, to, prec, None)
+        self.post_with(prog, s, step, to, prec, &[])
     }
     fn covers(&self, t: &ShapeState, s: &ShapeState) -> bool {
         s.subsumed_by(t)

@@ -15,14 +15,14 @@ use std::collections::{BTreeMap, BTreeSet};
 const UNKNOWN: &str = "$unknown";
 
 /// The successor of `s` along `step` (None: bottom), in the classes of `s`.
-/// The successor of `s` along `step`. `stored`: the value of the integer a `Store`
-/// writes, when another domain knows it (strengthening; `None` otherwise).
+/// The successor of `s` along `step`. `stored`: what another domain knows of the
+/// integer a `Store` writes (strengthening; see [`super::Stored`]).
 pub(super) fn post_step(
     cpa: &ShapeCpa,
     prog: &Program,
     s: &ShapeState,
     step: Step,
-    stored: Option<i64>,
+    stored: &super::Stored,
 ) -> Option<ShapeState> {
     let mut t = s.clone();
     let edge = match step {
@@ -447,15 +447,20 @@ fn assertions(class: &ShapeClass) -> Vec<(String, Option<(String, VSet)>)> {
         .collect()
 }
 
-/// Updates the field predicates about `field` after `ptr->field = <value in vals>`
-/// (`vals` None: unknown value).
-fn set_fields(c: &mut ShapeComp, ptr: &str, field: &str, vals: Option<VSet>) {
+/// Updates the field predicates about `field` after `ptr->field = <a value in every
+/// set of vals>` (`vals` empty: unknown value). An assertion is definite when one of
+/// the sets decides it.
+fn set_fields(c: &mut ShapeComp, ptr: &str, field: &str, vals: &[VSet]) {
     let x = if exact(c, ptr) { ptr } else { UNKNOWN };
     for (a, parsed) in assertions(&c.region.class) {
-        let value = match (&parsed, vals) {
-            (Some((f, _)), _) if f != field => continue,
-            (Some((_, set)), Some(v)) => implies(v, *set),
-            _ => Kleene::Half,
+        let value = match &parsed {
+            Some((f, _)) if f != field => continue,
+            Some((_, set)) => vals
+                .iter()
+                .map(|v| implies(*v, *set))
+                .find(|k| *k != Kleene::Half)
+                .unwrap_or(Kleene::Half),
+            None => Kleene::Half,
         };
         run(
             c,
@@ -507,7 +512,7 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
 }
 
 /// Applies one intraprocedural operation.
-fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: Option<i64>) {
+fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Stored) {
     match op {
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
@@ -627,26 +632,29 @@ fn load(prog: &Program, s: &mut ShapeState, dst: VarId, ptr: VarId, field: Field
     }
 }
 
-/// `ptr->field = src`; `stored`: the integer value of `src` if another domain knows it.
+/// `ptr->field = src`; `stored`: what another domain knows of the integer `src`.
 fn store(
     prog: &Program,
     s: &mut ShapeState,
     ptr: VarId,
     field: FieldRef,
     src: &Expr,
-    stored: Option<i64>,
+    stored: &super::Stored,
 ) {
     s.loaded.retain(|_, (_, f)| *f != field);
     let x = var_name(prog, ptr).to_string();
     let fname = field_name(prog, field).unwrap_or(UNKNOWN).to_string();
     let pv = ptr_val(prog, src);
-    let ival: Option<VSet> = match src {
-        Expr::Int(k) => Some(VSet::Range(*k as i128, *k as i128)),
-        Expr::Null => Some(VSet::Range(0, 0)),
+    let ival: Vec<VSet> = match src {
+        Expr::Int(k) => vec![VSet::Range(*k as i128, *k as i128)],
+        Expr::Null => vec![VSet::Range(0, 0)],
         Expr::Cast(t, e) if t.is_ptr() && matches!(**e, Expr::Null | Expr::Int(0)) => {
-            Some(VSet::Range(0, 0))
+            vec![VSet::Range(0, 0)]
         }
-        _ => stored.map(|v| VSet::Range(v as i128, v as i128)),
+        _ => stored
+            .iter()
+            .filter_map(|&(rel, k)| vset(rel, k as i128))
+            .collect(),
     };
     let Some(c) = s.comps.get_mut(&field.strukt) else {
         return;
@@ -704,7 +712,7 @@ fn store(
         }
     }
     c.uninit.remove(&(x.clone(), fname.clone()));
-    set_fields(c, &x, &fname, ival);
+    set_fields(c, &x, &fname, &ival);
 }
 
 fn store_indirect(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, src: &Expr) {
@@ -738,7 +746,7 @@ fn store_indirect(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, src: &Expr
                 );
                 c.wild_fields.insert(fd.name.clone());
             }
-            set_fields(c, UNKNOWN, &fd.name, None);
+            set_fields(c, UNKNOWN, &fd.name, &[]);
         }
     }
 }
@@ -773,7 +781,7 @@ fn alloc(prog: &Program, s: &mut ShapeState, dst: VarId, pointee: &Ty, kind: All
                 .map(|d| d.fields.iter().map(|f| f.name.clone()).collect())
                 .unwrap_or_default();
             for f in fields {
-                set_fields(c, &x, &f, Some(VSet::Range(0, 0)));
+                set_fields(c, &x, &f, &[VSet::Range(0, 0)]);
             }
         } else {
             for f in tracked_fields(&c.region.class) {
