@@ -163,7 +163,10 @@ fn a_field_set_from_a_value_the_cube_bounds_is_seen_and_abstracted_early() {
         "-v",
     ]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("abstracted before the sampling threshold"), "{out}");
+    assert!(
+        out.contains("abstracted before the sampling threshold"),
+        "{out}"
+    );
     assert_safe_with_certificate(&data("nonzero_field_safe.c"));
     assert_unsafe_with_replay(&data("nonzero_field_bug.c"));
 }
