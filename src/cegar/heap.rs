@@ -761,8 +761,12 @@ impl HeapAbstraction {
     /// the shape domain's field assertions track, and the ART found the error before
     /// BuildART's sampling threshold) are classified on the samples of the program
     /// sampler (`shapemc samples`, as `--scg maximal` does) and handed to the shape
-    /// domain. Returns what changed.
+    /// domain (not under `--scg maximal`). Returns what changed.
     fn abstract_early(&mut self, prog: &Program, groups: &BTreeSet<PtrGroup>) -> Vec<String> {
+        // `--scg maximal` chose its classes up front (Table 1's first column)
+        if self.scg_mode == crate::cli::ScgMode::Maximal {
+            return Vec::new();
+        }
         let Some(lat) = self.lattice.clone() else {
             return Vec::new();
         };
