@@ -420,6 +420,16 @@ fn constraint_rules(s: &mut Structure, changed: &mut bool) -> bool {
             }
         }
     }
+    apply_updates(s, all, changed)
+}
+
+/// Applies collected sharpenings `(arity, index, tuple, value)` together; false when
+/// two of them, or one and the structure, disagree (no heap).
+fn apply_updates(
+    s: &mut Structure,
+    all: Vec<(u8, usize, Vec<usize>, Kleene)>,
+    changed: &mut bool,
+) -> bool {
     for (ar, idx, at, k) in all {
         let cur = s.get_at(ar, idx, &at);
         let Some(m) = meet(cur, k) else {
@@ -582,17 +592,7 @@ mod tests {
                 }
             }
         }
-        for (ar, idx, at, k) in all {
-            let cur = s.get_at(ar, idx, &at);
-            let Some(m) = meet(cur, k) else {
-                return false;
-            };
-            if m != cur {
-                *changed = true;
-                s.set_at(ar, idx, &at, m);
-            }
-        }
-        true
+        apply_updates(s, all, changed)
     }
 
     #[test]
