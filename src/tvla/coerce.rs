@@ -306,7 +306,11 @@ fn slots(f: &CFormula, out: &mut Vec<usize>) {
     }
 }
 
-fn rule_shape(c: &Compiled) -> Option<RuleShape<'_>> {
+/// A rule `A v1..vk. lhs -> atom` with k <= 3 and the atom's arguments among the
+/// `vi`: its variables' slots, `lhs` and the atom (see [`rule_atom`]).
+type RuleParts<'f> = (Vec<usize>, &'f CFormula, (u8, usize, Vec<usize>, bool));
+
+fn split_rule(c: &Compiled) -> Option<RuleParts<'_>> {
     let mut f = &c.f;
     let mut vars = Vec::new();
     while let CFormula::Forall(v, g) = f {
@@ -320,7 +324,12 @@ fn rule_shape(c: &Compiled) -> Option<RuleShape<'_>> {
     if vars.len() > 3 || !head.2.iter().all(|a| vars.contains(a)) {
         return None;
     }
-    let conjuncts: Vec<&CFormula> = match lhs.as_ref() {
+    Some((vars, lhs, head))
+}
+
+fn rule_shape(c: &Compiled) -> Option<RuleShape<'_>> {
+    let (vars, lhs, head) = split_rule(c)?;
+    let conjuncts: Vec<&CFormula> = match lhs {
         CFormula::And(gs) => gs.iter().collect(),
         g => vec![g],
     };
@@ -556,21 +565,9 @@ mod tests {
                 if k == Kleene::True {
                     continue;
                 }
-                let mut f = &c.f;
-                let mut vars = Vec::new();
-                while let CFormula::Forall(v, g) = f {
-                    vars.push(*v);
-                    f = g;
-                }
-                let CFormula::Implies(lhs, rhs) = f else {
+                let Some((vars, lhs, (ar, idx, args, pos))) = split_rule(c) else {
                     continue;
                 };
-                let Some((ar, idx, args, pos)) = rule_atom(rhs) else {
-                    continue;
-                };
-                if vars.len() > 3 || !args.iter().all(|a| vars.contains(a)) {
-                    continue;
-                }
                 let mut env = vec![0usize; c.slots];
                 for code in 0..n.pow(vars.len() as u32) {
                     let mut x = code;
