@@ -171,6 +171,28 @@ fn a_field_set_from_a_value_the_cube_bounds_is_seen_and_abstracted_early() {
     assert_unsafe_with_replay(&data("nonzero_field_bug.c"));
 }
 
+#[test]
+fn a_variable_compared_with_a_field_is_related_through_the_stored_constants() {
+    // `p->tag < prev`: the interpolant atom `prev <= p->tag` was not handled, the shape
+    // refinement failed and the run ended at the time limit on explicit heaps. Now the
+    // constants stored into tag become field assertions (`tag == 1`, `tag == 2`), the
+    // loaded tag takes its value from them in the explicit domain, and the shape domain
+    // compares the loaded tag with prev's explicit value
+    let (code, out) = shapemc(&[
+        "verify",
+        data("sorted_tags_safe.c").to_str().unwrap(),
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("tag == 1") && out.contains("tag == 2"),
+        "{out}"
+    );
+    assert_safe_with_certificate(&data("sorted_tags_safe.c"));
+    assert_unsafe_with_replay(&data("sorted_tags_bug.c"));
+}
+
 /// `verify FILE` answers UNKNOWN (exit 20); returns its verdict line.
 fn assert_unknown(file: &Path) -> String {
     let (code, out) = shapemc(&["verify", file.to_str().unwrap(), "--timeout", "60"]);

@@ -45,7 +45,7 @@ use crate::explicit::{
 };
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::scg::{fine_tune, EnabledSets, Lattice, Scg, TrackingDef};
-use crate::shape::{class_for, ShapeCpa, ShapePrec, ShapeState};
+use crate::shape::{class_for, Known, ShapeCpa, ShapePrec, ShapeState};
 use crate::smt::atoms::Operand;
 use crate::tvla::ShapeClass;
 use serde::{Deserialize, Serialize};
@@ -184,25 +184,42 @@ impl Cpa for HeapCpa {
             return Vec::new();
         }
         // strengthening: what the explicit state and the cube know of an integer
-        // stored into a field makes the shape domain's field assertions on it definite
-        let stored = stored_facts(prog, &s.explicit, Some((&s.pred, &prec.pred)), step);
+        // stored into a field makes the shape domain's field assertions on it definite,
+        // and what the explicit state knows of an integer compared with a loaded field
+        // refines them
+        let known = known_facts(prog, &s.explicit, Some((&s.pred, &prec.pred)), step);
         let sh = self
             .shape
-            .post_with(prog, &s.shape, step, to, &prec.shape, &stored);
+            .post_with(prog, &s.shape, step, to, &prec.shape, &known);
         if sh.is_empty() {
             return Vec::new();
         }
         let pr = self.pred.post(prog, &s.pred, step, to, &prec.pred);
-        let mut out = Vec::with_capacity(ex.len() * sh.len() * pr.len());
+        // the other way: an explicitly tracked integer loaded from a shape-tracked cell
+        // gets the value the shape domain's field assertions give it
+        let pairs: Vec<(ExplicitState, ShapeState)> = match loaded_int(prog, step, to, prec) {
+            Some((dst, ptr, field)) => sh
+                .iter()
+                .flat_map(|g| g.split_field_value(prog, ptr, field))
+                .flat_map(|(val, g)| {
+                    ex.iter()
+                        .filter_map(|e| Some((with_loaded(e, dst, val)?, g.clone())))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            None => ex
+                .iter()
+                .flat_map(|e| sh.iter().map(move |g| (e.clone(), g.clone())))
+                .collect(),
+        };
+        let mut out = Vec::with_capacity(pairs.len() * pr.len());
         for p in &pr {
-            for e in &ex {
-                for g in &sh {
-                    out.push(HeapState {
-                        pred: p.clone(),
-                        explicit: e.clone(),
-                        shape: g.clone(),
-                    });
-                }
+            for (e, g) in &pairs {
+                out.push(HeapState {
+                    pred: p.clone(),
+                    explicit: e.clone(),
+                    shape: g.clone(),
+                });
             }
         }
         out
@@ -266,11 +283,143 @@ impl Cpa for HeapCpa {
     }
 }
 
+/// At most this many constants of a field become field assertions ([`field_constants`]).
+const MAX_FIELD_CONSTANTS: usize = 8;
+
+/// The integer constants the program may store into `field`: the constant sources of
+/// every `p->field = e`, following copies, parameters and return values back to
+/// constant assignments (sorted; empty when there are more than
+/// [`MAX_FIELD_CONSTANTS`]). Only a choice of predicates: values that come from
+/// elsewhere (input, arithmetic, loads) are simply not among them.
+fn field_constants(prog: &Program, field: crate::cfa::FieldRef) -> Vec<i64> {
+    // `r = f(...)` assigns f's return variable
+    let rets: Vec<(VarId, Expr)> = prog
+        .graph
+        .edge_weights()
+        .filter_map(|e| match &e.op {
+            Op::Call {
+                callee,
+                ret: Some(r),
+                ..
+            } => Some((*r, Expr::Var(prog.functions.get(*callee)?.ret?))),
+            _ => None,
+        })
+        .collect();
+    // the expressions each integer variable is assigned
+    let mut sources: BTreeMap<VarId, Vec<&Expr>> = BTreeMap::new();
+    for (r, e) in &rets {
+        sources.entry(*r).or_default().push(e);
+    }
+    let mut work: Vec<&Expr> = Vec::new();
+    for e in prog.graph.edge_weights() {
+        match &e.op {
+            Op::Assign { dst, src } => sources.entry(*dst).or_default().push(src),
+            Op::Store { field: f, src, .. } if *f == field => work.push(src),
+            Op::Call { callee, args, .. } => {
+                if let Some(func) = prog.functions.get(*callee) {
+                    for (p, a) in func.params.iter().zip(args) {
+                        sources.entry(*p).or_default().push(a);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    while let Some(e) = work.pop() {
+        match e {
+            Expr::Int(k) => {
+                out.insert(*k);
+                if out.len() > MAX_FIELD_CONSTANTS {
+                    return Vec::new();
+                }
+            }
+            Expr::Var(x) if seen.insert(*x) => {
+                work.extend(sources.get(x).into_iter().flatten().copied());
+            }
+            Expr::Cast(_, inner) => work.push(inner),
+            _ => {}
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// What the explicit state and the predicate cube before `step` know of the integer
 /// it stores, if `step` is `ptr->field = e` for an integer field (see
 /// [`crate::shape::Stored`]): `e`'s value when the explicit state knows it, else, for
 /// `e` a variable of the field's type, the cube's literals comparing it with a
 /// constant (`!(x == 0)` gives `x != 0`).
+fn known_facts(
+    prog: &Program,
+    ex: &ExplicitState,
+    cube: Option<(&Cube, &Precision)>,
+    step: Step,
+) -> Known {
+    let Step::Edge(e) = step else {
+        return Known::NONE;
+    };
+    match &prog.graph[e].op {
+        Op::Store { .. } => Known {
+            stored: stored_facts(prog, ex, cube, step),
+            ints: Vec::new(),
+        },
+        Op::Assume {
+            cond: Expr::Binary(rel, a, b),
+        } if rel.is_comparison() => {
+            let ints = [a, b]
+                .into_iter()
+                .filter_map(|o| match **o {
+                    Expr::Var(x) if prog.vars.get(x).is_some_and(|v| v.ty.is_int()) => {
+                        match crate::explicit::post::eval(ex, o) {
+                            crate::explicit::Value::Int(k) => Some((x, k)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+                .collect();
+            Known {
+                stored: Vec::new(),
+                ints,
+            }
+        }
+        _ => Known::NONE,
+    }
+}
+
+/// `(dst, ptr, field)` when `step` is `dst = ptr->field` for an integer `dst` that the
+/// explicit domain tracks at `to`.
+fn loaded_int(
+    prog: &Program,
+    step: Step,
+    to: Node,
+    prec: &HeapPrec,
+) -> Option<(VarId, VarId, crate::cfa::FieldRef)> {
+    let Step::Edge(e) = step else { return None };
+    let Op::Load { dst, ptr, field } = prog.graph[e].op else {
+        return None;
+    };
+    (prog.vars.get(dst)?.ty.is_int() && prec.explicit.tracks(to, dst)).then_some((dst, ptr, field))
+}
+
+/// The explicit successor `e` of `dst = ptr->field` met with a shape successor that
+/// gives the loaded value `val` ([`ShapeState::split_field_value`]; `None`: unknown):
+/// `dst` becomes `val` where `e` does not know it; `None` (no state) when `e` knows a
+/// different value.
+fn with_loaded(e: &ExplicitState, dst: VarId, val: Option<i64>) -> Option<ExplicitState> {
+    use crate::explicit::Value;
+    match (e.vars.get(dst).copied()?, val) {
+        (Value::Top, Some(k)) => {
+            let mut e = e.clone();
+            e.vars[dst] = Value::Int(k);
+            Some(e)
+        }
+        (Value::Int(k2), Some(k)) => (k2 == k).then(|| e.clone()),
+        _ => Some(e.clone()),
+    }
+}
+
 fn stored_facts(
     prog: &Program,
     ex: &ExplicitState,
@@ -433,8 +582,8 @@ struct PathReplay {
     shape: ShapeCpa,
     steps: Vec<(Step, Node)>,
     /// Per step: what the explicit domain and the predicate cubes along the path know
-    /// of the integer stored into a field.
-    stored: Vec<Vec<(BinOp, i64)>>,
+    /// (of the integer stored into a field, of the integers an assume compares).
+    stored: Vec<Known>,
 }
 
 impl PathReplay {
@@ -452,7 +601,7 @@ impl PathReplay {
     /// True if the path's shape post is empty under precision `p`.
     fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
         let init = ShapeState::initial(p, prog.entry);
-        let stored_at = |i: usize| self.stored.get(i).map_or(&[][..], |v| &v[..]);
+        let stored_at = |i: usize| self.stored.get(i).unwrap_or(&crate::shape::NOTHING_KNOWN);
         self.shape
             .path_post(prog, &init, &self.steps, p, &stored_at)
             .is_none()
@@ -1199,8 +1348,22 @@ impl HeapAbstraction {
                 }
                 if let Some(fa) = &a.field_assertion {
                     let fty = &prog.field(fa.field).ty;
-                    if fa.field.strukt == s && fty.is_int() && matches!(fa.rhs, Operand::Int(_)) {
-                        changed |= d2.add_assertion(fa.field_text(prog));
+                    if fa.field.strukt != s || !fty.is_int() {
+                        continue;
+                    }
+                    match fa.rhs {
+                        Operand::Int(_) => changed |= d2.add_assertion(fa.field_text(prog)),
+                        // `x <= p->f`: the field is told apart by the constants the
+                        // program stores into it (`f == k` for each); the product then
+                        // compares a loaded value with what the explicit domain knows
+                        // of `x` (see `HeapCpa::post`)
+                        Operand::Var(_) | Operand::Field { .. } => {
+                            let name = &prog.field(fa.field).name;
+                            for k in field_constants(prog, fa.field) {
+                                changed |= d2.add_assertion(format!("{name} == {k}"));
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -1218,13 +1381,13 @@ impl HeapAbstraction {
             .copied()
             .zip(input.locs.iter().skip(1).copied())
             .collect();
-        let mut stored: Vec<Vec<(BinOp, i64)>> = Vec::with_capacity(steps.len());
+        let mut stored: Vec<Known> = Vec::with_capacity(steps.len());
         let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
         let pprec = &self.prec.pred;
         let mut cube = Some(self.cpa.pred.initial(prog, pprec));
         for &(step, to) in &steps {
-            stored.push(ex.as_ref().map_or_else(Vec::new, |e| {
-                stored_facts(prog, e, cube.as_ref().map(|c| (c, pprec)), step)
+            stored.push(ex.as_ref().map_or(Known::NONE, |e| {
+                known_facts(prog, e, cube.as_ref().map(|c| (c, pprec)), step)
             }));
             ex = ex.and_then(|e| {
                 let mut next = self
@@ -2068,5 +2231,54 @@ mod abstract_tests {
                 prog.graph[*h].src.line
             );
         }
+    }
+
+    fn tag_field(prog: &Program) -> crate::cfa::FieldRef {
+        let strukt = prog.structs.iter().position(|d| d.name == "node").unwrap();
+        let field = prog.structs[strukt]
+            .fields
+            .iter()
+            .position(|f| f.name == "tag")
+            .unwrap();
+        crate::cfa::FieldRef { strukt, field }
+    }
+
+    #[test]
+    fn the_constants_stored_into_a_field_are_followed_through_parameters() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cegar");
+        let prog =
+            crate::frontend::parse_file(&dir.join("sorted_tags_safe.c"), &Default::default())
+                .expect("parses");
+        // `n->tag = tag` with push(a, 1) and push(b, 2)
+        assert_eq!(field_constants(&prog, tag_field(&prog)), vec![1, 2]);
+        // `n->data = d` with mk(1, NULL) and mk(0, l)
+        let prog = crate::frontend::parse_file(&dir.join("tag_param_safe.c"), &Default::default())
+            .expect("parses");
+        let strukt = prog.structs.iter().position(|d| d.name == "node").unwrap();
+        let field = prog.structs[strukt]
+            .fields
+            .iter()
+            .position(|f| f.name == "data")
+            .unwrap();
+        assert_eq!(
+            field_constants(&prog, crate::cfa::FieldRef { strukt, field }),
+            vec![0, 1]
+        );
+    }
+
+    #[test]
+    fn a_loaded_value_from_the_shape_domain_refines_only_an_unknown_one() {
+        use crate::explicit::Value;
+        let mut prog = Program::new("t.c");
+        let x = prog.add_var("main::x", crate::cfa::Ty::INT, crate::cfa::Scope::Local(0));
+        let mut e = ExplicitState::initial(&prog);
+        // unknown: takes the shape domain's value
+        assert_eq!(with_loaded(&e, x, Some(3)).unwrap().vars[x], Value::Int(3));
+        assert_eq!(with_loaded(&e, x, None).unwrap().vars[x], Value::Top);
+        // known: kept when it agrees, no state when it contradicts
+        e.vars[x] = Value::Int(3);
+        assert!(with_loaded(&e, x, Some(3)).is_some());
+        assert!(with_loaded(&e, x, Some(4)).is_none());
+        assert!(with_loaded(&e, x, None).is_some());
     }
 }

@@ -108,7 +108,7 @@ pub fn refine_predicates(
             let Some(e) = atom_to_pred(prog, &itps.symbols, &t) else {
                 continue;
             };
-            if !keep(&e) {
+            if !keep(&e) || is_trivial(&e) {
                 continue;
             }
             if prec.add(prog, &e, loc, scope) {
@@ -132,4 +132,25 @@ pub fn refine_predicates(
         PredScope::Global => !changed.is_empty(),
     });
     r
+}
+
+/// A comparison of an expression with itself (`n == n`: two SSA versions of one
+/// variable in the interpolant): the same truth value in every state, so no predicate.
+fn is_trivial(e: &crate::cfa::Expr) -> bool {
+    matches!(e, crate::cfa::Expr::Binary(op, a, b) if op.is_comparison() && a == b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_trivial;
+    use crate::cfa::{BinOp, Expr};
+
+    #[test]
+    fn a_variable_compared_with_itself_is_no_predicate() {
+        let v = |x| Box::new(Expr::Var(x));
+        assert!(is_trivial(&Expr::Binary(BinOp::Eq, v(3), v(3))));
+        assert!(is_trivial(&Expr::Binary(BinOp::Lt, v(3), v(3))));
+        assert!(!is_trivial(&Expr::Binary(BinOp::Eq, v(3), v(4))));
+        assert!(!is_trivial(&Expr::Binary(BinOp::Add, v(3), v(3))));
+    }
 }

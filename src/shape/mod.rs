@@ -90,11 +90,31 @@ use crate::tvla::{PredSym, ShapeClass, ShapeRegion, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What another domain knows of the integer a `ptr->field = e` step writes: each
-/// `(rel, c)` holds of the value (`value rel c`; `rel` a comparison). Empty: nothing.
-/// The store transfer makes the field assertions these facts decide definite, as for
-/// a constant (the product's strengthening of the shape domain).
-pub type Stored = [(crate::cfa::BinOp, i64)];
+/// What another domain knows at a step (the product's strengthening of the shape
+/// domain). Every fact must hold in every concrete state of the step's pre-state;
+/// [`Known::NONE`]: nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Known {
+    /// Of the integer a `ptr->field = e` step writes: each `(rel, c)` holds of the
+    /// value (`value rel c`; `rel` a comparison). The store transfer makes the field
+    /// assertions these facts decide definite, as for a constant.
+    pub stored: Vec<(crate::cfa::BinOp, i64)>,
+    /// Exact values of integer variables an `assume(t rel x)` step reads: a comparison
+    /// of a loaded field `t` with `x` then refines the field assertions as
+    /// `assume(t rel c)` does.
+    pub ints: Vec<(VarId, i64)>,
+}
+
+impl Known {
+    /// Nothing known.
+    pub const NONE: Known = Known {
+        stored: Vec::new(),
+        ints: Vec::new(),
+    };
+}
+
+/// [`Known::NONE`] with a `'static` address.
+pub static NOTHING_KNOWN: Known = Known::NONE;
 
 /// The shape class of every struct type, globally and per location (Ψ applied). A
 /// struct type without a class is not analysed (no component: unknown).
@@ -459,6 +479,19 @@ impl ShapeState {
             .collect();
         Some(ShapeState { comps, loaded })
     }
+    /// The state split by the value of the integer `ptr->field`, as far as the class's
+    /// assertions `field == k` tell it: `(Some(k), t)` where the field of `ptr`'s node
+    /// is `k` in every heap of `t`, `(None, t)` for the heaps where no such assertion
+    /// holds; together exactly the heaps of `self` (the product's strengthening of an
+    /// explicitly tracked integer loaded from a shape-tracked cell).
+    pub fn split_field_value(
+        &self,
+        prog: &Program,
+        ptr: VarId,
+        field: crate::cfa::FieldRef,
+    ) -> Vec<(Option<i64>, ShapeState)> {
+        ops::split_field_value(prog, self, ptr, field)
+    }
     /// One state per combination of single structures (merge-sep).
     pub fn split(&self) -> Vec<ShapeState> {
         let mut out = vec![ShapeState {
@@ -566,10 +599,10 @@ impl ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Option<ShapeState> {
-        self.post_joined_with(prog, s, step, to, prec, &[])
+        self.post_joined_with(prog, s, step, to, prec, &NOTHING_KNOWN)
     }
     /// [`ShapeCpa::post_joined`] strengthened by another domain: `stored` is what is
-    /// known of the integer a `ptr->field = e` step writes (see [`Stored`]; the field
+    /// known of the integer a `ptr->field = e` step writes (see [`Known`]; the field
     /// assertions on `field` at `ptr`'s node it decides become definite).
     pub fn post_joined_with(
         &self,
@@ -578,7 +611,7 @@ impl ShapeCpa {
         step: Step,
         to: Node,
         prec: &ShapePrec,
-        stored: &Stored,
+        stored: &Known,
     ) -> Option<ShapeState> {
         let mut t = ops::post_step(self, prog, s, step, stored)?;
         if let Some(live) = &self.live {
@@ -590,14 +623,14 @@ impl ShapeCpa {
     /// The strongest abstract post along a path from `s` (FineTune: the path is ruled
     /// out iff the result is `None`). `path` lists each step with its target location;
     /// `stored(i)` is what is known of the integer step `i` stores (see
-    /// [`ShapeCpa::post_joined_with`]; `&|_| &[]` for the shape domain alone).
+    /// [`ShapeCpa::post_joined_with`]; `&|_| &NOTHING_KNOWN` for the shape domain alone).
     pub fn path_post<'a>(
         &self,
         prog: &Program,
         s: &ShapeState,
         path: &[(Step, Node)],
         prec: &ShapePrec,
-        stored: &dyn Fn(usize) -> &'a Stored,
+        stored: &dyn Fn(usize) -> &'a Known,
     ) -> Option<ShapeState> {
         let mut cur = s.clone();
         for (i, (step, to)) in path.iter().enumerate() {
@@ -614,7 +647,7 @@ impl ShapeCpa {
         step: Step,
         to: Node,
         prec: &ShapePrec,
-        stored: &Stored,
+        stored: &Known,
     ) -> Vec<ShapeState> {
         match self.post_joined_with(prog, s, step, to, prec, stored) {
             None => Vec::new(),
@@ -642,7 +675,7 @@ impl Cpa for ShapeCpa {
         to: Node,
         prec: &ShapePrec,
     ) -> Vec<ShapeState> {
-        self.post_with(prog, s, step, to, prec, &[])
+        self.post_with(prog, s, step, to, prec, &NOTHING_KNOWN)
     }
     fn covers(&self, t: &ShapeState, s: &ShapeState) -> bool {
         s.subsumed_by(t)

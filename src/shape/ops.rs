@@ -22,7 +22,7 @@ pub(super) fn post_step(
     prog: &Program,
     s: &ShapeState,
     step: Step,
-    stored: &super::Stored,
+    stored: &super::Known,
 ) -> Option<ShapeState> {
     let mut t = s.clone();
     let edge = match step {
@@ -512,7 +512,7 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
 }
 
 /// Applies one intraprocedural operation.
-fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Stored) {
+fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Known) {
     match op {
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
@@ -558,7 +558,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &s
             dst, pointee, kind, ..
         } => alloc(prog, s, *dst, pointee, *kind),
         Op::Free { ptr } => free(prog, s, *ptr),
-        Op::Assume { cond } => assume(prog, s, cond),
+        Op::Assume { cond } => assume(prog, s, cond, &stored.ints),
         Op::Call { ret, .. } => {
             // a call as a plain edge (not expected): the callee may do anything
             tracing::warn!("shape: call edge taken as a plain step; state set to top");
@@ -639,7 +639,7 @@ fn store(
     ptr: VarId,
     field: FieldRef,
     src: &Expr,
-    stored: &super::Stored,
+    stored: &super::Known,
 ) {
     s.loaded.retain(|_, (_, f)| *f != field);
     let x = var_name(prog, ptr).to_string();
@@ -652,6 +652,7 @@ fn store(
             vec![VSet::Range(0, 0)]
         }
         _ => stored
+            .stored
             .iter()
             .filter_map(|&(rel, k)| vset(rel, k as i128))
             .collect(),
@@ -901,7 +902,7 @@ fn assume_invalid(prog: &Program, s: &mut ShapeState, ptr: VarId, strukt: Struct
     }
 }
 
-fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
+fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr, known: &[(VarId, i64)]) {
     let Expr::Binary(rel, a, b) = cond else {
         return;
     };
@@ -953,21 +954,23 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
             _ => {}
         }
     }
-    // integer comparison of a loaded field with a constant: field predicates
-    let (t, k, rel) = match (&**a, &**b) {
-        (Expr::Var(t), Expr::Int(k)) => (*t, *k, *rel),
-        (Expr::Int(k), Expr::Var(t)) => (
-            *t,
-            *k,
-            match rel {
-                BinOp::Lt => BinOp::Gt,
-                BinOp::Le => BinOp::Ge,
-                BinOp::Gt => BinOp::Lt,
-                BinOp::Ge => BinOp::Le,
-                r => *r,
-            },
-        ),
-        _ => return,
+    // integer comparison of a loaded field with a constant (or a variable whose value
+    // another domain knows): field predicates
+    let value = |e: &Expr| match e {
+        Expr::Int(k) => Some(*k),
+        Expr::Var(x) => known.iter().find(|(y, _)| y == x).map(|&(_, k)| k),
+        _ => None,
+    };
+    let side = |x: &Expr, other: &Expr| match x {
+        Expr::Var(t) if s.loaded.contains_key(t) => value(other).map(|k| (*t, k)),
+        _ => None,
+    };
+    let (t, k, rel) = if let Some((t, k)) = side(a, b) {
+        (t, k, *rel)
+    } else if let Some((t, k)) = side(b, a) {
+        (t, k, rel.flip())
+    } else {
+        return;
     };
     let Some(&(p, field)) = s.loaded.get(&t) else {
         return;
@@ -1002,6 +1005,63 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr) {
             },
         );
     }
+}
+
+/// `s` split by the value of `ptr->field` (an integer field) that the class's
+/// assertions `field == k` decide: one state per `k` in which the assertion can hold
+/// at `ptr`'s node (made definite there), paired with `Some(k)`, and one state in which
+/// none of them holds, paired with `None`. The states together represent exactly the
+/// heaps of `s`. Without such assertions, or when `ptr` is not tracked exactly, the
+/// answer is `[(None, s)]`.
+pub(super) fn split_field_value(
+    prog: &Program,
+    s: &ShapeState,
+    ptr: VarId,
+    field: FieldRef,
+) -> Vec<(Option<i64>, ShapeState)> {
+    let x = var_name(prog, ptr).to_string();
+    let fname = field_name(prog, field).unwrap_or(UNKNOWN);
+    let eqs: Vec<(String, i64)> = match s.comps.get(&field.strukt) {
+        Some(c) if exact(c, &x) => assertions(&c.region.class)
+            .into_iter()
+            .filter_map(|(a, parsed)| match parsed? {
+                (f, VSet::Range(lo, hi)) if f == fname && lo == hi => {
+                    Some((a, i64::try_from(lo).ok()?))
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if eqs.is_empty() {
+        return vec![(None, s.clone())];
+    }
+    let assume = |t: &mut ShapeState, a: &str, positive: bool| {
+        if let Some(c) = t.comps.get_mut(&field.strukt) {
+            run(
+                c,
+                &PtrOp::AssumeField {
+                    x: x.clone(),
+                    assertion: a.to_string(),
+                    positive,
+                },
+            );
+        }
+    };
+    let mut out = Vec::new();
+    let mut rest = s.clone();
+    for (a, k) in &eqs {
+        let mut t = s.clone();
+        assume(&mut t, a, true);
+        if !t.is_bottom() {
+            out.push((Some(*k), t));
+        }
+        assume(&mut rest, a, false);
+    }
+    if !rest.is_bottom() {
+        out.push((None, rest));
+    }
+    out
 }
 
 /// Sets the tracked pointer variables of `to`'s function that are dead at `to` to NULL
