@@ -286,12 +286,13 @@ impl Cpa for HeapCpa {
 /// At most this many constants of a field become field assertions ([`field_constants`]).
 const MAX_FIELD_CONSTANTS: usize = 8;
 
-/// The integer constants the program may store into `field`: the constant sources of
-/// every `p->field = e`, following copies, parameters and return values back to
-/// constant assignments (sorted; empty when there are more than
+/// The integer constants the program may store into `field` or assign to one of the
+/// variables `also` (the other side of a comparison with the field): the constant
+/// sources of every `p->field = e` and of `also`, following copies, parameters and
+/// return values back to constant assignments (sorted; empty when there are more than
 /// [`MAX_FIELD_CONSTANTS`]). Only a choice of predicates: values that come from
 /// elsewhere (input, arithmetic, loads) are simply not among them.
-fn field_constants(prog: &Program, field: crate::cfa::FieldRef) -> Vec<i64> {
+fn field_constants(prog: &Program, field: crate::cfa::FieldRef, also: &[VarId]) -> Vec<i64> {
     // `r = f(...)` assigns f's return variable
     let rets: Vec<(VarId, Expr)> = prog
         .graph
@@ -310,7 +311,8 @@ fn field_constants(prog: &Program, field: crate::cfa::FieldRef) -> Vec<i64> {
     for (r, e) in &rets {
         sources.entry(*r).or_default().push(e);
     }
-    let mut work: Vec<&Expr> = Vec::new();
+    let also: Vec<Expr> = also.iter().map(|&x| Expr::Var(x)).collect();
+    let mut work: Vec<&Expr> = also.iter().collect();
     for e in prog.graph.edge_weights() {
         match &e.op {
             Op::Assign { dst, src } => sources.entry(*dst).or_default().push(src),
@@ -1359,7 +1361,11 @@ impl HeapAbstraction {
                         // of `x` (see `HeapCpa::post`)
                         Operand::Var(_) | Operand::Field { .. } => {
                             let name = &prog.field(fa.field).name;
-                            for k in field_constants(prog, fa.field) {
+                            let also = match fa.rhs {
+                                Operand::Var(x) => vec![x],
+                                _ => Vec::new(),
+                            };
+                            for k in field_constants(prog, fa.field, &also) {
                                 changed |= d2.add_assertion(format!("{name} == {k}"));
                             }
                         }
@@ -2250,7 +2256,17 @@ mod abstract_tests {
             crate::frontend::parse_file(&dir.join("sorted_tags_safe.c"), &Default::default())
                 .expect("parses");
         // `n->tag = tag` with push(a, 1) and push(b, 2)
-        assert_eq!(field_constants(&prog, tag_field(&prog)), vec![1, 2]);
+        assert_eq!(field_constants(&prog, tag_field(&prog), &[]), vec![1, 2]);
+        // and what `prev` may hold (`int prev = 1`)
+        let prev = prog
+            .vars
+            .iter()
+            .position(|v| v.name == "main::prev")
+            .unwrap();
+        assert_eq!(
+            field_constants(&prog, tag_field(&prog), &[prev]),
+            vec![1, 2]
+        );
         // `n->data = d` with mk(1, NULL) and mk(0, l)
         let prog = crate::frontend::parse_file(&dir.join("tag_param_safe.c"), &Default::default())
             .expect("parses");
@@ -2261,7 +2277,7 @@ mod abstract_tests {
             .position(|f| f.name == "data")
             .unwrap();
         assert_eq!(
-            field_constants(&prog, crate::cfa::FieldRef { strukt, field }),
+            field_constants(&prog, crate::cfa::FieldRef { strukt, field }, &[]),
             vec![0, 1]
         );
     }
