@@ -1053,6 +1053,10 @@ pub(super) fn split_field_value(
     for (a, k) in &eqs {
         let mut t = s.clone();
         assume(&mut t, a, true);
+        // the value is k, so it is none of the other constants
+        for (a2, _) in eqs.iter().filter(|(_, k2)| k2 != k) {
+            assume(&mut t, a2, false);
+        }
         if !t.is_bottom() {
             out.push((Some(*k), t));
         }

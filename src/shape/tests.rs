@@ -322,3 +322,51 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_field_value_splits_the_state_by_its_assertions() {
+    // Fig. 1(b): x0's cell has data ⊤; the class tells data == 0 and data == 1 apart
+    let (prog, h) = fig1b();
+    let class = dll_class(&prog, &[], &["data == 0", "data == 1"]);
+    let comp = heap_to_shape(&prog, &h, 0, &class);
+    let s = ShapeState {
+        comps: [(0, comp)].into_iter().collect(),
+        loaded: BTreeMap::new(),
+    };
+    let data = crate::cfa::FieldRef {
+        strukt: 0,
+        field: 0,
+    };
+    assert_eq!(prog.field(data).name, "data");
+    let x0 = PredSym::with("pt", &["x0"]);
+    let fd = |k: i64| PredSym::with("fd", &[&format!("data == {k}")]);
+    let at_x0 = |t: &ShapeState, p: &PredSym| -> Vec<Kleene> {
+        t.comps[&0]
+            .region
+            .structures()
+            .flat_map(|st| {
+                (0..st.len())
+                    .filter(|&u| st.value(&x0, &[u]) == Kleene::True)
+                    .map(|u| st.value(p, &[u]))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let parts = s.split_field_value(&prog, 0, data);
+    let vals: Vec<Option<i64>> = parts.iter().map(|(v, _)| *v).collect();
+    assert_eq!(vals, vec![Some(0), Some(1), None]);
+    for (v, t) in &parts {
+        for k in [0, 1] {
+            let want = Kleene::from_bool(*v == Some(k));
+            assert!(at_x0(t, &fd(k)).iter().all(|&b| b == want), "{v:?}: {k}");
+        }
+    }
+    // a state whose value is known splits into that value alone
+    let (_, one) = &parts[1];
+    let again: Vec<Option<i64>> = one
+        .split_field_value(&prog, 0, data)
+        .iter()
+        .map(|(v, _)| *v)
+        .collect();
+    assert_eq!(again, vec![Some(1)]);
+}
