@@ -2239,12 +2239,13 @@ mod abstract_tests {
         }
     }
 
-    fn tag_field(prog: &Program) -> crate::cfa::FieldRef {
+    /// `struct node`'s field `name` in `prog`.
+    fn node_field(prog: &Program, name: &str) -> crate::cfa::FieldRef {
         let strukt = prog.structs.iter().position(|d| d.name == "node").unwrap();
         let field = prog.structs[strukt]
             .fields
             .iter()
-            .position(|f| f.name == "tag")
+            .position(|f| f.name == name)
             .unwrap();
         crate::cfa::FieldRef { strukt, field }
     }
@@ -2252,34 +2253,24 @@ mod abstract_tests {
     #[test]
     fn the_constants_stored_into_a_field_are_followed_through_parameters() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cegar");
-        let prog =
-            crate::frontend::parse_file(&dir.join("sorted_tags_safe.c"), &Default::default())
-                .expect("parses");
+        let parse = |f: &str| {
+            crate::frontend::parse_file(&dir.join(f), &Default::default()).expect("parses")
+        };
+        let prog = parse("sorted_tags_safe.c");
+        let tag = node_field(&prog, "tag");
         // `n->tag = tag` with push(a, 1) and push(b, 2)
-        assert_eq!(field_constants(&prog, tag_field(&prog), &[]), vec![1, 2]);
+        assert_eq!(field_constants(&prog, tag, &[]), vec![1, 2]);
         // and what `prev` may hold (`int prev = 1`)
         let prev = prog
             .vars
             .iter()
             .position(|v| v.name == "main::prev")
             .unwrap();
-        assert_eq!(
-            field_constants(&prog, tag_field(&prog), &[prev]),
-            vec![1, 2]
-        );
+        assert_eq!(field_constants(&prog, tag, &[prev]), vec![1, 2]);
         // `n->data = d` with mk(1, NULL) and mk(0, l)
-        let prog = crate::frontend::parse_file(&dir.join("tag_param_safe.c"), &Default::default())
-            .expect("parses");
-        let strukt = prog.structs.iter().position(|d| d.name == "node").unwrap();
-        let field = prog.structs[strukt]
-            .fields
-            .iter()
-            .position(|f| f.name == "data")
-            .unwrap();
-        assert_eq!(
-            field_constants(&prog, crate::cfa::FieldRef { strukt, field }, &[]),
-            vec![0, 1]
-        );
+        let prog = parse("tag_param_safe.c");
+        let data = node_field(&prog, "data");
+        assert_eq!(field_constants(&prog, data, &[]), vec![0, 1]);
     }
 
     #[test]
