@@ -347,11 +347,10 @@ fn field_constants(prog: &Program, field: crate::cfa::FieldRef, also: &[VarId]) 
     out.into_iter().collect()
 }
 
-/// What the explicit state and the predicate cube before `step` know of the integer
-/// it stores, if `step` is `ptr->field = e` for an integer field (see
-/// [`crate::shape::Stored`]): `e`'s value when the explicit state knows it, else, for
-/// `e` a variable of the field's type, the cube's literals comparing it with a
-/// constant (`!(x == 0)` gives `x != 0`).
+/// What the explicit state and the predicate cube before `step` know that the shape
+/// domain can use ([`Known`]): for a store, the facts on the stored integer
+/// ([`stored_facts`]); for `assume(a rel b)`, the values the explicit state knows of
+/// the integer variables `a` and `b`.
 fn known_facts(
     prog: &Program,
     ex: &ExplicitState,
@@ -422,6 +421,11 @@ fn with_loaded(e: &ExplicitState, dst: VarId, val: Option<i64>) -> Option<Explic
     }
 }
 
+/// What the explicit state and the predicate cube before `step` know of the integer
+/// it stores, if `step` is `ptr->field = e` for an integer field (see
+/// [`Known::stored`]): `e`'s value when the explicit state knows it, else, for `e` a
+/// variable of the field's type, the cube's literals comparing it with a constant
+/// (`!(x == 0)` gives `x != 0`).
 fn stored_facts(
     prog: &Program,
     ex: &ExplicitState,

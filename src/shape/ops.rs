@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A name no program variable has: an unknown pointer for `tvla::post`.
 const UNKNOWN: &str = "$unknown";
 
-/// The successor of `s` along `step` (None: bottom), in the classes of `s`.
-/// The successor of `s` along `step`. `stored`: what another domain knows of the
-/// integer a `Store` writes (strengthening; see [`super::Stored`]).
+/// The successor of `s` along `step` (None: bottom), in the classes of `s`. `stored`:
+/// what another domain knows of the integer a `Store` writes and of the variables an `Assume` compares (strengthening;
+/// see [`super::Known`]).
 pub(super) fn post_step(
     cpa: &ShapeCpa,
     prog: &Program,
