@@ -191,6 +191,7 @@ fn a_variable_compared_with_a_field_is_related_through_the_stored_constants() {
     );
     assert_safe_with_certificate(&data("sorted_tags_safe.c"));
     assert_unsafe_with_replay(&data("sorted_tags_bug.c"));
+    assert_unsafe_with_replay(&data("sorted_tags_mixed_bug.c"));
     // `head->data == key` with `int key = 0` (the data are nondeterministic): the
     // constants the variable may hold count too (UNKNOWN, "refinement failed", before)
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
