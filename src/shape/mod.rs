@@ -331,6 +331,11 @@ impl ShapeState {
             loaded: BTreeMap::new(),
         }
     }
+    /// This state in the classes `prec` has at `loc` (predicates whose definitions
+    /// changed are recomputed, new ones start unknown where they cannot be derived).
+    pub fn converted(&self, prec: &ShapePrec, loc: Node) -> ShapeState {
+        ops::convert_state(self, &prec.classes_at(loc))
+    }
     /// Every component's structures, one per line (`struct: {structure}`), for logs.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -377,6 +382,18 @@ impl ShapeState {
             || other.is_bottom()
             || self.comps.values().any(|c| !c.region.class.partial_join)
         {
+            return None;
+        }
+        // the join only stays within `self`'s names if every structure of `other`
+        // partially joins with one of `self`'s (a cheap test first)
+        let within = self.comps.iter().all(|(k, c)| {
+            other.comps.get(k).is_some_and(|o| {
+                o.region
+                    .structures()
+                    .all(|s| c.region.structures().any(|t| t.joins_partially(s)))
+            })
+        });
+        if !within || self.comps.len() != other.comps.len() {
             return None;
         }
         let j = self.join(other)?;

@@ -915,6 +915,20 @@ impl Structure {
         self.voc.abs.iter().map(|i| self.get1(*i, u)).collect()
     }
 
+    /// True if [`Structure::partial_join`] of the two would not be `None`: the same
+    /// vocabulary, nullary values and node names, each name on exactly one node. A
+    /// cheap test (no structure is built).
+    pub fn joins_partially(&self, other: &Structure) -> bool {
+        if self.n != other.n || self.v0 != other.v0 || !self.voc.same(&other.voc) {
+            return false;
+        }
+        let mut a: Vec<Vec<Kleene>> = (0..self.n).map(|u| self.name(u)).collect();
+        let mut b: Vec<Vec<Kleene>> = (0..other.n).map(|u| other.name(u)).collect();
+        a.sort_unstable();
+        b.sort_unstable();
+        a == b && a.windows(2).all(|w| w[0] != w[1])
+    }
+
     /// TVLA's partial join: when `self` and `other` have the same vocabulary, the same
     /// nullary values and the same node names (abstraction-predicate values), each name
     /// on exactly one node, the structure over those nodes whose every value is the
