@@ -261,10 +261,20 @@ impl Cpa for HeapCpa {
         {
             return None;
         }
+        let shape = existing.shape.merge(&new.shape)?;
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(
+                "merge at loc {}:\n existing:\n{} new:\n{} merged:\n{}",
+                at.index(),
+                existing.shape.render(),
+                new.shape.render(),
+                shape.render()
+            );
+        }
         Some(HeapState {
             pred: existing.pred.clone(),
             explicit: existing.explicit.clone(),
-            shape: existing.shape.merge(&new.shape)?,
+            shape,
         })
     }
     /// Merges keep the cube and the explicit heap: both must be equal, the shape part
@@ -576,6 +586,10 @@ pub struct HeapAbstraction {
     loop_heads: BTreeSet<Node>,
     /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
     deadline: std::cell::Cell<Option<std::time::Instant>>,
+    /// While set, FineTune's oracle replays the path only from this position (an index
+    /// into the path's nodes) and shape state, a merged node's (see
+    /// [`HeapAbstraction::refine_class_past_merge`]).
+    replay_from: Option<(usize, ShapeState)>,
     /// Counters for the report.
     pub abstractions: usize,
     pub fine_tune_calls: usize,
@@ -590,6 +604,9 @@ struct PathReplay {
     /// Per step: what the explicit domain and the predicate cubes along the path know
     /// (of the integer stored into a field, of the integers an assume compares).
     stored: Vec<Known>,
+    /// Replay only the steps from this position on, starting in this state (converted
+    /// into the candidate classes); from the initial state at the root when None.
+    start: Option<(usize, ShapeState)>,
 }
 
 impl PathReplay {
@@ -606,10 +623,25 @@ impl PathReplay {
 
     /// True if the path's shape post is empty under precision `p`.
     fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
-        let init = ShapeState::initial(p, prog.entry);
-        let stored_at = |i: usize| self.stored.get(i).unwrap_or(&crate::shape::NOTHING_KNOWN);
+        let (from, init) = match &self.start {
+            None => (0, ShapeState::initial(p, prog.entry)),
+            Some((i, st)) => {
+                let at = if *i == 0 {
+                    prog.entry
+                } else {
+                    self.steps.get(i - 1).map_or(prog.entry, |&(_, to)| to)
+                };
+                (*i, st.converted(p, at))
+            }
+        };
+        let stored_at = |i: usize| {
+            self.stored
+                .get(from + i)
+                .unwrap_or(&crate::shape::NOTHING_KNOWN)
+        };
+        let steps = self.steps.get(from..).unwrap_or(&[]);
         self.shape
-            .path_post(prog, &init, &self.steps, p, &stored_at)
+            .path_post(prog, &init, steps, p, &stored_at)
             .is_none()
     }
 }
@@ -668,7 +700,7 @@ fn localise(
     m2: &Scg,
     d: &TrackingDef,
     local: &BTreeMap<crate::cfa::FuncId, Scg>,
-    input: &RefineInput<'_>,
+    input: &RefineInput<'_, HeapState>,
 ) -> Option<BTreeMap<crate::cfa::FuncId, Scg>> {
     let mut funcs: Vec<crate::cfa::FuncId> = Vec::new();
     for l in input.locs {
@@ -862,6 +894,7 @@ impl HeapAbstraction {
             inner_collector: RefCell::new(SampleCollector::new(inner_threshold(th))),
             loop_heads: loop_heads(prog),
             deadline: std::cell::Cell::new(None),
+            replay_from: None,
             abstractions: 0,
             fine_tune_calls: 0,
             fine_tune_oracle_calls: 0,
@@ -1074,7 +1107,7 @@ impl HeapAbstraction {
         m: Scg,
         m2: Scg,
         d: TrackingDef,
-        input: &RefineInput<'_>,
+        input: &RefineInput<'_, HeapState>,
     ) -> String {
         let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
         let localised = match &self.lattice {
@@ -1147,7 +1180,11 @@ impl HeapAbstraction {
     /// The pointer groups the atoms of the interpolants mention (operands, dereferenced
     /// pointers, aliases, and the struct types of the fields they read); records the
     /// mentioned pointers and fields.
-    fn mentioned_groups(&mut self, prog: &Program, input: &RefineInput<'_>) -> BTreeSet<PtrGroup> {
+    fn mentioned_groups(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+    ) -> BTreeSet<PtrGroup> {
         let mut out = BTreeSet::new();
         for item in &input.interpolants.items {
             for a in &item.atoms {
@@ -1178,7 +1215,11 @@ impl HeapAbstraction {
     }
 
     /// Integer variables the atoms mention that are not tracked explicitly yet.
-    fn mentioned_ints(&self, prog: &Program, input: &RefineInput<'_>) -> BTreeSet<VarId> {
+    fn mentioned_ints(
+        &self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+    ) -> BTreeSet<VarId> {
         let mut out = BTreeSet::new();
         for item in &input.interpolants.items {
             for a in &item.atoms {
@@ -1216,7 +1257,7 @@ impl HeapAbstraction {
     fn refine_counters(
         &mut self,
         prog: &Program,
-        input: &RefineInput<'_>,
+        input: &RefineInput<'_, HeapState>,
         groups: &BTreeSet<PtrGroup>,
     ) -> Option<Vec<String>> {
         use crate::shape::numeric::counter_type;
@@ -1341,7 +1382,7 @@ impl HeapAbstraction {
         prog: &Program,
         s: StructId,
         d: &TrackingDef,
-        input: &RefineInput<'_>,
+        input: &RefineInput<'_, HeapState>,
     ) -> Option<TrackingDef> {
         let mut d2 = d.clone();
         let mut changed = false;
@@ -1384,7 +1425,7 @@ impl HeapAbstraction {
     /// What FineTune's oracle needs to replay the error path in the shape domain: the
     /// steps with their target locations and the integers the explicit domain knows
     /// are stored into fields along the path (the product's strengthening, replayed).
-    fn path_replay(&self, prog: &Program, input: &RefineInput<'_>) -> PathReplay {
+    fn path_replay(&self, prog: &Program, input: &RefineInput<'_, HeapState>) -> PathReplay {
         let steps: Vec<(Step, Node)> = input
             .path
             .iter()
@@ -1415,6 +1456,7 @@ impl HeapAbstraction {
             shape: ShapeCpa::new(prog).joined(),
             steps,
             stored,
+            start: self.replay_from.clone(),
         }
     }
 
@@ -1424,7 +1466,7 @@ impl HeapAbstraction {
     /// abstract successor (as the ART does); past [`PRODUCT_REPLAY_STATES`] states at
     /// one step, or past the deadline, it gives up and answers true (the predicates
     /// are trusted, as without the check).
-    fn product_rules_out(&self, prog: &Program, input: &RefineInput<'_>) -> bool {
+    fn product_rules_out(&self, prog: &Program, input: &RefineInput<'_, HeapState>) -> bool {
         let (cpa, prec) = (&self.cpa, &self.prec);
         let deadline = self.deadline.get();
         let mut cur = vec![cpa.adjust(cpa.initial(prog, prec), prog.entry, prec)];
@@ -1449,6 +1491,46 @@ impl HeapAbstraction {
         false
     }
 
+    /// Before blaming the merges of an error path that the replay from the root rules
+    /// out: FineTune the shape types the interpolants mention with an oracle that
+    /// replays the path only from the last merged node's state. A replay from the root
+    /// is exact along the unrolled loops (a list of 3 cells built, counted and walked
+    /// keeps its exact counts), so it rules out every such path whatever the class;
+    /// from the merged state it asks whether the *class* loses what the rest of the
+    /// path needs (a walk that does not tell visited from unvisited cells without
+    /// `reach[p]`). A class found this way is taken (an "scg" refinement, merges stay);
+    /// None leaves the merges to be blamed.
+    fn refine_class_past_merge(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+    ) -> Option<Refinement> {
+        if self.scg_mode == crate::cli::ScgMode::Maximal {
+            return None;
+        }
+        let (&pos, state) = input.merged.last().zip(input.merged_states.last())?;
+        let groups = self.mentioned_groups(prog, input);
+        let mut added = Vec::new();
+        self.replay_from = Some((pos, state.shape.clone()));
+        let at = input.locs.get(pos).map(|&l| prog.graph[l].src);
+        for (s, m, d) in self.shape_types_in(&groups) {
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+                let msg = self.place_scg(prog, s, m, m2, d, input);
+                added.push(match at {
+                    Some(at) => format!("{msg} (replayed from the merge at {at})"),
+                    None => msg,
+                });
+            }
+        }
+        self.replay_from = None;
+        (!added.is_empty()).then(|| Refinement {
+            kind: "scg",
+            pivot: Some(0),
+            added,
+            ..Default::default()
+        })
+    }
+
     /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
     /// finer than `m` whose shape post along the path is empty; when none is found the
     /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
@@ -1458,7 +1540,7 @@ impl HeapAbstraction {
         s: StructId,
         m: &Scg,
         d: &TrackingDef,
-        input: &RefineInput<'_>,
+        input: &RefineInput<'_, HeapState>,
     ) -> Option<Scg> {
         let lat = self.lattice.as_ref()?;
         self.fine_tune_calls += 1;
@@ -1491,7 +1573,8 @@ impl HeapAbstraction {
             enabled = lat.universe(&own_ptr_fields(prog, s));
         }
         let mut m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
-        if &m2 == m {
+        // (a search from a merged state is only a first try: it does not widen E)
+        if &m2 == m && self.replay_from.is_none() {
             let universe = lat.universe(&own_ptr_fields(prog, s));
             let added = self.enabled.extend_not_coarser(&name, lat, m, &universe);
             if added > 0 {
@@ -1729,11 +1812,14 @@ impl Abstraction for HeapAbstraction {
         Ok(())
     }
 
-    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
+    fn refine(&mut self, prog: &Program, input: &RefineInput<'_, HeapState>) -> Refinement {
         // An error path through merged nodes that does not replay step by step under
         // the current precision was reached only thanks to a merge: merging stops at
         // those locations (the coarsest fix; the states along the path are exact).
         if !input.merged.is_empty() && self.product_rules_out(prog, input) {
+            if let Some(r) = self.refine_class_past_merge(prog, input) {
+                return r;
+            }
             let mut r = Refinement {
                 kind: "merge",
                 ..Default::default()

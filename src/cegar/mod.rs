@@ -110,8 +110,9 @@ pub struct Refinement {
     pub kind: &'static str,
 }
 
-/// The infeasible error path handed to [`Abstraction::refine`].
-pub struct RefineInput<'a> {
+/// The infeasible error path handed to [`Abstraction::refine`]; `S` is the CPA's
+/// state type.
+pub struct RefineInput<'a, S = ()> {
     pub path: &'a [Step],
     /// ART nodes along the path (`path.len() + 1` of them, root first).
     pub nodes: &'a [ArtId],
@@ -122,6 +123,8 @@ pub struct RefineInput<'a> {
     /// Positions (indices into `nodes`) of the nodes whose states were merged
     /// ([`crate::art::ArtNode::merged`]), ascending.
     pub merged: &'a [usize],
+    /// The states of those nodes, in the order of `merged`.
+    pub merged_states: &'a [S],
 }
 
 /// An abstract domain under CEGAR: its CPA, its current precision, and how an infeasible
@@ -137,7 +140,11 @@ pub trait Abstraction {
     /// The current precision.
     fn precision(&self) -> &<Self::Cpa as Cpa>::Prec;
     /// Refines the precision from an infeasible path.
-    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement;
+    fn refine(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, <Self::Cpa as Cpa>::State>,
+    ) -> Refinement;
     /// The threshold of `BuildART` (case (c) of the paper) on a new uncovered node;
     /// never fires by default.
     fn threshold(&self, _node: &crate::art::ArtNode<<Self::Cpa as Cpa>::State>) -> bool {
@@ -653,12 +660,17 @@ where
                         let merged: Vec<usize> = (0..nodes.len())
                             .filter(|&i| art.nodes[nodes[i]].merged)
                             .collect();
+                        let merged_states: Vec<_> = merged
+                            .iter()
+                            .map(|&i| art.nodes[nodes[i]].state.clone())
+                            .collect();
                         let input = RefineInput {
                             path: &path,
                             nodes: &nodes,
                             locs: &locs,
                             interpolants: &itps,
                             merged: &merged,
+                            merged_states: &merged_states,
                         };
                         let r = abs.refine(prog, &input);
                         for u in &r.unhandled {

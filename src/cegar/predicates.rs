@@ -59,7 +59,11 @@ impl Abstraction for PredicateAbstraction {
         })
     }
 
-    fn refine(&mut self, prog: &Program, input: &RefineInput<'_>) -> Refinement {
+    fn refine(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, <PredAbs as crate::cpa::Cpa>::State>,
+    ) -> Refinement {
         refine_predicates(
             prog,
             &mut self.prec,
@@ -78,12 +82,12 @@ impl Abstraction for PredicateAbstraction {
 /// grew. Field and validity atoms are reported as `unhandled`. Only predicates for
 /// which `keep` holds are added (the heap abstraction leaves pointers it tracks on
 /// explicit heaps or shape graphs to those domains).
-pub fn refine_predicates(
+pub fn refine_predicates<S>(
     prog: &Program,
     prec: &mut Precision,
     scope: PredScope,
     max_atoms: usize,
-    input: &RefineInput<'_>,
+    input: &RefineInput<'_, S>,
     keep: &dyn Fn(&crate::cfa::Expr) -> bool,
 ) -> Refinement {
     let mut r = Refinement {
