@@ -649,8 +649,7 @@ fn a_merge_that_makes_an_error_reachable_stops_at_its_location() {
     // `b->next == a`: the join reaches reach_error() along a path whose own steps do
     // not, and no class recovers what the join lost. Refinement then turns merging off
     // there ("no merge at ...") and the proof goes through with a checkable
-    // certificate. (uninit_cells_safe.c needed this too while a merge that only
-    // replaced a node's state by a larger successor was marked as a merge.)
+    // certificate.
     let out = assert_safe_with_certificate(&data("merge_swap_safe.c"));
     assert!(out.contains("no merge at 25:3"), "{out}");
 }
@@ -712,7 +711,7 @@ fn a_class_is_refined_from_a_merged_state_before_merging_is_blamed() {
     // out every path through a merge; the class that the rest of the path needs
     // (`reach` to tell the walked cells from the others) is found by FineTune from the
     // merged node's state. Before, merging was switched off at three loop heads first
-    // (7.4 s; now 2.5 s).
+    // (7.4 s; now 2.8 s).
     let file = data("two_lists_count_safe.c");
     let out = assert_safe_with_certificate(&file);
     assert!(out.contains("(replayed from the merge at"), "{out}");
