@@ -586,10 +586,6 @@ pub struct HeapAbstraction {
     loop_heads: BTreeSet<Node>,
     /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
     deadline: std::cell::Cell<Option<std::time::Instant>>,
-    /// While set, FineTune's oracle replays the path only from this position (an index
-    /// into the path's nodes) and shape state, a merged node's (see
-    /// [`HeapAbstraction::refine_class_past_merge`]).
-    replay_from: Option<(usize, ShapeState)>,
     /// Counters for the report.
     pub abstractions: usize,
     pub fine_tune_calls: usize,
@@ -894,7 +890,6 @@ impl HeapAbstraction {
             inner_collector: RefCell::new(SampleCollector::new(inner_threshold(th))),
             loop_heads: loop_heads(prog),
             deadline: std::cell::Cell::new(None),
-            replay_from: None,
             abstractions: 0,
             fine_tune_calls: 0,
             fine_tune_oracle_calls: 0,
@@ -1456,7 +1451,7 @@ impl HeapAbstraction {
             shape: ShapeCpa::new(prog).joined(),
             steps,
             stored,
-            start: self.replay_from.clone(),
+            start: None,
         }
     }
 
@@ -1507,20 +1502,20 @@ impl HeapAbstraction {
         &mut self,
         prog: &Program,
         input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
     ) -> Option<Refinement> {
         if self.scg_mode == crate::cli::ScgMode::Maximal {
             return None;
         }
         let (&pos, state) = input.merged.last().zip(input.merged_states.last())?;
-        let groups = self.mentioned_groups(prog, input);
         let mut added = Vec::new();
-        self.replay_from = Some((pos, state.shape.clone()));
         let at = input.locs.get(pos).map(|&l| prog.graph[l].src);
-        for (s, m, d) in self.shape_types_in(&groups) {
+        for (s, m, d) in self.shape_types_in(groups) {
             if self.counters.get(&s).is_none_or(|c| c.is_empty()) {
                 continue;
             }
-            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+            let from = Some((pos, state.shape.clone()));
+            if let Some(m2) = self.fine_tune_type_from(prog, s, &m, &d, input, from) {
                 let msg = self.place_scg(prog, s, m, m2, d, input);
                 added.push(match at {
                     Some(at) => format!("{msg} (replayed from the merge at {at})"),
@@ -1528,7 +1523,6 @@ impl HeapAbstraction {
                 });
             }
         }
-        self.replay_from = None;
         (!added.is_empty()).then(|| Refinement {
             kind: "scg",
             pivot: Some(0),
@@ -1548,10 +1542,29 @@ impl HeapAbstraction {
         d: &TrackingDef,
         input: &RefineInput<'_, HeapState>,
     ) -> Option<Scg> {
+        self.fine_tune_type_from(prog, s, m, d, input, None)
+    }
+
+    /// [`Self::fine_tune_type`] with the oracle replaying the path only from `from`
+    /// (a position into the path's nodes and a shape state there, see
+    /// [`PathReplay::start`]); such a search does not widen the enabled set.
+    fn fine_tune_type_from(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        d: &TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+        from: Option<(usize, ShapeState)>,
+    ) -> Option<Scg> {
         let lat = self.lattice.as_ref()?;
         self.fine_tune_calls += 1;
         let base = self.prec.shape.clone();
-        let replay = self.path_replay(prog, input);
+        let widen = from.is_none();
+        let replay = PathReplay {
+            start: from,
+            ..self.path_replay(prog, input)
+        };
         let mut calls = 0usize;
         let deadline = self.deadline.get();
         let join = self.joins(s);
@@ -1580,7 +1593,7 @@ impl HeapAbstraction {
         }
         let mut m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
         // (a search from a merged state is only a first try: it does not widen E)
-        if &m2 == m && self.replay_from.is_none() {
+        if &m2 == m && widen {
             let universe = lat.universe(&own_ptr_fields(prog, s));
             let added = self.enabled.extend_not_coarser(&name, lat, m, &universe);
             if added > 0 {
@@ -1822,8 +1835,9 @@ impl Abstraction for HeapAbstraction {
         // An error path through merged nodes that does not replay step by step under
         // the current precision was reached only thanks to a merge: merging stops at
         // those locations (the coarsest fix; the states along the path are exact).
+        let groups = self.mentioned_groups(prog, input);
         if !input.merged.is_empty() && self.product_rules_out(prog, input) {
-            if let Some(r) = self.refine_class_past_merge(prog, input) {
+            if let Some(r) = self.refine_class_past_merge(prog, input, &groups) {
                 return r;
             }
             let mut r = Refinement {
@@ -1846,7 +1860,6 @@ impl Abstraction for HeapAbstraction {
                 return r;
             }
         }
-        let groups = self.mentioned_groups(prog, input);
         // Pointers seen for the first time are tracked on explicit heaps (Algorithm 3,
         // step 2, first case); under `--scg maximal` recursive types are shape-tracked
         // from the start, so this only concerns the others.

@@ -1284,6 +1284,12 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.partial_join(&both), None);
+        // the cheap test agrees with the join on every pair
+        for s in [&a, &b, &one, &both] {
+            for t in [&a, &b, &one, &both] {
+                assert_eq!(s.joins_partially(t), s.partial_join(t).is_some());
+            }
+        }
     }
 
     #[test]
