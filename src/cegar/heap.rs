@@ -1348,7 +1348,7 @@ impl HeapAbstraction {
             }
             // counting may need a finer class (e.g. reachability from the walking
             // pointer, which separates the counted cells from the others)
-            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
                 msgs.push(msg);
                 msgs.push(self.place_scg(prog, s, m, m2, d, input));
                 continue;
@@ -1515,7 +1515,7 @@ impl HeapAbstraction {
                 continue;
             }
             let from = Some((pos, state.shape.clone()));
-            if let Some(m2) = self.fine_tune_type_from(prog, s, &m, &d, input, from) {
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, from) {
                 let msg = self.place_scg(prog, s, m, m2, d, input);
                 added.push(match at {
                     Some(at) => format!("{msg} (replayed from the merge at {at})"),
@@ -1534,21 +1534,10 @@ impl HeapAbstraction {
     /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
     /// finer than `m` whose shape post along the path is empty; when none is found the
     /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
+    /// With `from` (a position into the path's nodes and a shape state there, see
+    /// [`PathReplay::start`]) the oracle replays the path only from there, and the
+    /// enabled set is not widened.
     fn fine_tune_type(
-        &mut self,
-        prog: &Program,
-        s: StructId,
-        m: &Scg,
-        d: &TrackingDef,
-        input: &RefineInput<'_, HeapState>,
-    ) -> Option<Scg> {
-        self.fine_tune_type_from(prog, s, m, d, input, None)
-    }
-
-    /// [`Self::fine_tune_type`] with the oracle replaying the path only from `from`
-    /// (a position into the path's nodes and a shape state there, see
-    /// [`PathReplay::start`]); such a search does not widen the enabled set.
-    fn fine_tune_type_from(
         &mut self,
         prog: &Program,
         s: StructId,
@@ -1922,7 +1911,7 @@ impl Abstraction for HeapAbstraction {
             {
                 continue;
             }
-            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input) {
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
                 let msg = self.place_scg(prog, s, m, m2, d, input);
                 r.added.push(msg);
                 scg = true;
