@@ -718,6 +718,15 @@ fn a_class_is_refined_from_a_merged_state_before_merging_is_blamed() {
 }
 
 #[test]
+fn head_and_tail_null_together_compared_as_truth_values() {
+    // `(h == NULL) != (t == NULL)` is one assume of a boolean combination; the shape
+    // domain assumed nothing of it (60 s time limit, explicit heaps) and now splits it
+    // into its disjuncts.
+    assert_safe_with_certificate(&data("head_tail_agree_safe.c"));
+    assert_unsafe_with_replay(&data("head_tail_agree_bug.c"));
+}
+
+#[test]
 fn two_lists_joined_with_a_stale_tail_lose_cells() {
     assert_unsafe_with_replay(&data("two_lists_count_bug.c"));
 }

@@ -6,7 +6,7 @@
 use super::{numeric, tracked_fields, tracked_vars, ShapeComp, ShapeCpa, ShapeState};
 use crate::affine::Affine;
 use crate::cfa::{
-    Access, AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, VarId,
+    Access, AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, StructId, Ty, UnOp, VarId,
 };
 use crate::tvla::{post, Kleene, PredSym, PtrOp, ShapeClass, ShapeRegion, Structure};
 use std::collections::{BTreeMap, BTreeSet};
@@ -903,6 +903,30 @@ fn assume_invalid(prog: &Program, s: &mut ShapeState, ptr: VarId, strukt: Struct
 }
 
 fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr, known: &[(VarId, i64)]) {
+    // a boolean combination of comparisons, such as `(p == NULL) != (q == NULL)`: the
+    // union of its disjuncts, each assumed atom by atom
+    if let Some(dnf) = boolean_dnf(cond, true, 8).filter(|d| d.len() != 1 || d[0].len() != 1) {
+        let mut out: Option<ShapeState> = None;
+        for conj in &dnf {
+            let mut t = s.clone();
+            for atom in conj {
+                assume(prog, &mut t, atom, known);
+            }
+            out = match out {
+                None => Some(t),
+                Some(o) => match o.join(&t) {
+                    Some(j) => Some(j),
+                    // components of different classes cannot occur in copies of one
+                    // state; if they did, assuming nothing is sound
+                    None => return,
+                },
+            };
+        }
+        if let Some(o) = out {
+            *s = o;
+        }
+        return;
+    }
     let Expr::Binary(rel, a, b) = cond else {
         return;
     };
@@ -1004,6 +1028,57 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr, known: &[(VarId, i64)
                 positive,
             },
         );
+    }
+}
+
+/// Whether `e` is a truth value (0 or 1): a comparison or a logical negation.
+fn is_boolean(e: &Expr) -> bool {
+    match e {
+        Expr::Binary(op, _, _) => op.is_comparison(),
+        Expr::Unary(UnOp::Not, _) => true,
+        _ => false,
+    }
+}
+
+/// `cond` (or its negation, if `!positive`) as a disjunction of conjunctions of
+/// comparisons whose operands are not truth values, when `cond` is built from
+/// comparisons by `!` and by `==`/`!=` between truth values or with 0; at most `max`
+/// disjuncts. `None` for any other condition. The disjunction is equivalent to the
+/// condition in every state.
+fn boolean_dnf(cond: &Expr, positive: bool, max: usize) -> Option<Vec<Vec<Expr>>> {
+    let and = |x: Vec<Vec<Expr>>, y: Vec<Vec<Expr>>| -> Option<Vec<Vec<Expr>>> {
+        let mut out = Vec::new();
+        for a in &x {
+            for b in &y {
+                out.push(a.iter().chain(b).cloned().collect());
+            }
+        }
+        (out.len() <= max).then_some(out)
+    };
+    match cond {
+        Expr::Unary(UnOp::Not, e) => boolean_dnf(e, !positive, max),
+        Expr::Binary(rel @ (BinOp::Eq | BinOp::Ne), a, b) if is_boolean(a) && is_boolean(b) => {
+            // a == b is (a & b) | (!a & !b); a != b is (a & !b) | (!a & b)
+            let same = (*rel == BinOp::Eq) == positive;
+            let mut out = and(boolean_dnf(a, true, max)?, boolean_dnf(b, same, max)?)?;
+            out.extend(and(
+                boolean_dnf(a, false, max)?,
+                boolean_dnf(b, !same, max)?,
+            )?);
+            (out.len() <= max).then_some(out)
+        }
+        Expr::Binary(rel @ (BinOp::Eq | BinOp::Ne), a, b)
+            if (is_boolean(a) && **b == Expr::Int(0)) || (is_boolean(b) && **a == Expr::Int(0)) =>
+        {
+            let e = if is_boolean(a) { a } else { b };
+            boolean_dnf(e, (*rel == BinOp::Ne) == positive, max)
+        }
+        Expr::Binary(rel, _, _) if rel.is_comparison() => Some(vec![vec![if positive {
+            cond.clone()
+        } else {
+            cond.negate()
+        }]]),
+        _ => None,
     }
 }
 
@@ -1332,4 +1407,39 @@ fn convert_structure(
         }
     }
     crate::tvla::coerce::coerce(t.with_identity_origins()).map(|t| t.blur())
+}
+
+#[cfg(test)]
+mod dnf_tests {
+    use super::*;
+
+    fn eq(a: Expr, b: Expr) -> Expr {
+        Expr::bin(BinOp::Eq, a, b)
+    }
+
+    #[test]
+    fn truth_values_compared_become_disjuncts_of_comparisons() {
+        // (p == NULL) != (q == NULL)  is  (p == NULL & q != NULL) | (p != NULL & q == NULL)
+        let (p, q) = (eq(Expr::Var(0), Expr::Null), eq(Expr::Var(1), Expr::Null));
+        let cond = Expr::bin(BinOp::Ne, p.clone(), q.clone());
+        let d = boolean_dnf(&cond, true, 8).unwrap();
+        assert_eq!(
+            d,
+            vec![vec![p.clone(), q.negate()], vec![p.negate(), q.clone()]]
+        );
+        // its negation, and `!(...)`, and `(...) == 0`, are the equality of the two
+        let both = vec![vec![p.clone(), q.clone()], vec![p.negate(), q.negate()]];
+        assert_eq!(boolean_dnf(&cond, false, 8).unwrap(), both);
+        let not = Expr::Unary(UnOp::Not, Box::new(cond.clone()));
+        assert_eq!(boolean_dnf(&not, true, 8).unwrap(), both);
+        assert_eq!(
+            boolean_dnf(&eq(cond.clone(), Expr::Int(0)), true, 8).unwrap(),
+            both
+        );
+        // a plain comparison is one atom; arithmetic is not a boolean combination
+        assert_eq!(boolean_dnf(&p, true, 8).unwrap(), vec![vec![p.clone()]]);
+        assert!(boolean_dnf(&Expr::Var(0), true, 8).is_none());
+        // the size bound
+        assert!(boolean_dnf(&cond, true, 1).is_none());
+    }
 }
