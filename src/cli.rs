@@ -110,6 +110,10 @@ pub enum Command {
         /// dereference, `assume(d == 0)` beside every division by a non-constant.
         #[arg(long)]
         checks: bool,
+        /// Show the program after promoting the objects of struct types a run
+        /// allocates boundedly often to global variables (what `verify` analyses).
+        #[arg(long)]
+        promote: bool,
     },
     /// Shape-class generator library: `scg list`, `scg check FILE`.
     Scg {
@@ -177,11 +181,13 @@ pub fn run(cli: Cli) -> i32 {
             format,
             malloc_never_fails,
             checks,
+            promote,
         } => crate::frontend::run_cfa_command(
             &file,
             function.as_deref(),
             format,
             checks,
+            promote,
             &crate::frontend::FrontendOptions {
                 malloc_never_fails,
                 ..Default::default()

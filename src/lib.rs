@@ -15,6 +15,7 @@ pub mod explicit;
 pub mod frontend;
 pub mod interp;
 pub mod predabs;
+pub mod promote;
 pub mod scg;
 pub mod shape;
 pub mod simulate;

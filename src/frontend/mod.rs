@@ -217,12 +217,14 @@ pub fn load_for_cli(file: &Path, malloc_never_fails: bool) -> Result<Program, i3
 }
 
 /// `shapemc cfa FILE`: prints the CFA (with `checks`, plus the undefined-behaviour
-/// targets `verify` adds) and returns the process exit code.
+/// targets `verify` adds; with `promote`, after [`crate::promote::promote`], as
+/// `verify` analyses it first) and returns the process exit code.
 pub fn run_cfa_command(
     file: &Path,
     function: Option<&str>,
     format: CfaFormat,
     checks: bool,
+    promote: bool,
     opts: &FrontendOptions,
 ) -> i32 {
     let mut prog = match parse_file(file, opts) {
@@ -234,6 +236,17 @@ pub fn run_cfa_command(
     };
     if checks {
         prog.add_undefined_behaviour_checks();
+    }
+    if promote {
+        match crate::promote::promote(&prog) {
+            Some((p, types)) => {
+                for t in &types {
+                    eprintln!("promoted {} ({} objects at most)", t.name, t.objects);
+                }
+                prog = p;
+            }
+            None => eprintln!("no struct type can be promoted"),
+        }
     }
     let only = match function {
         None => None,

@@ -1,0 +1,695 @@
+//! Promotion of boundedly allocated struct objects to global variables (scalar
+//! replacement of heap objects).
+//!
+//! A struct type whose objects are allocated a bounded number of times in every run
+//! (each `malloc` site is outside every loop, in a function called a bounded number of
+//! times, without recursion) has at most `N` objects. Such objects — the two queue
+//! descriptors of a two-queue program, the heads of a hash table's buckets — are
+//! containers of the unbounded structure, not part of it. [`promote`] rewrites the
+//! program so that object `i` (the `i`-th allocated, `1 ≤ i ≤ N`) becomes the globals
+//! `S#i.f` (one per field) and `S#i.alive`, and a pointer to the struct becomes an `int`
+//! holding `0` (NULL) or `i`:
+//!
+//! | operation | becomes |
+//! |---|---|
+//! | `p = malloc(S)` | `p = 0` (if malloc may fail) or, for the `i` with `S#next == i-1`: `S#next = i; S#i.alive = 1; S#i.f = nondet()` (`0` for calloc) for every field; `p = i` |
+//! | `x = p->f` / `p->f = e` | for each `i`: `assume(p == i); assume(S#i.alive != 0); x = S#i.f` / `S#i.f = e` |
+//! | `free(p)` | `assume(p == 0)`, or for each `i`: `assume(p == i); assume(S#i.alive != 0); S#i.alive = 0` |
+//! | `assume_invalid(p)` | `assume(p != 0)`, then for each `i` either `assume(p != i)` or `assume(p == i); assume(S#i.alive == 0)` |
+//! | `p == NULL` | `p == 0` |
+//!
+//! Fields of other structs that point to `S` become `int` fields (same size in ILP32).
+//! The rewritten program has exactly the runs of the original, with the pointers to
+//! `S` renamed injectively, with one exception: a pointer to `S` set by `nondet()` (an
+//! uninitialised local) may now equal a live object's number, where the original held
+//! NULL or a garbage address. That adds runs, never removes one, so a proof of the
+//! rewritten program is a proof of the original; a counterexample of it is not
+//! evidence for the original (`verify` re-runs the original program then).
+//!
+//! A type is promoted only when nothing else can reach its objects: no `&p->f`, no
+//! pointer to a pointer to `S`, no cast between `S *` and another type, no pointer
+//! arithmetic or ordering on `S *`, no stack objects of type `S`. Anything else leaves
+//! the type alone.
+
+use crate::cfa::{
+    Access, AllocKind, BinOp, Edge, Expr, FieldRef, LocKind, Node, Op, Program, Scope, SrcLoc,
+    StructId, Ty, UnOp, VarId,
+};
+use petgraph::visit::EdgeRef;
+
+/// At most this many objects of a type are promoted (each becomes a set of globals).
+pub const MAX_OBJECTS: u64 = 4;
+
+/// One promoted struct type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Promoted {
+    pub strukt: StructId,
+    /// The struct's name as the program declares it (`queue`).
+    pub name: String,
+    /// How many objects of it a run can allocate at most.
+    pub objects: u64,
+}
+
+/// The program with every promotable struct type promoted (see the module docs), and
+/// the types promoted; `None` when no type qualifies.
+pub fn promote(prog: &Program) -> Option<(Program, Vec<Promoted>)> {
+    let bounds = ExecBounds::new(prog);
+    let mut types: Vec<Promoted> = Vec::new();
+    for (s, def) in prog.structs.iter().enumerate() {
+        if let Some(objects) = promotable(prog, &bounds, s) {
+            types.push(Promoted {
+                strukt: s,
+                name: def.name.clone(),
+                objects,
+            });
+        }
+    }
+    if types.is_empty() {
+        return None;
+    }
+    Some((rewrite(prog, &types), types))
+}
+
+/// Upper bounds on how often a location executes in one run (`None`: unbounded).
+struct ExecBounds {
+    /// Locations on a cycle of the CFA (call edges are edges of the caller).
+    cyclic: Vec<bool>,
+    /// Calls of each function per run.
+    calls: Vec<Option<u64>>,
+}
+
+impl ExecBounds {
+    fn new(prog: &Program) -> ExecBounds {
+        let mut cyclic = vec![false; prog.graph.node_count()];
+        for scc in petgraph::algo::tarjan_scc(&prog.graph) {
+            let on_cycle = scc.len() > 1 || prog.graph.edges(scc[0]).any(|e| e.target() == scc[0]);
+            if on_cycle {
+                for n in scc {
+                    cyclic[n.index()] = true;
+                }
+            }
+        }
+        // call sites per callee
+        let mut sites: Vec<Vec<Node>> = vec![Vec::new(); prog.functions.len()];
+        for e in prog.graph.edge_references() {
+            if let Op::Call { callee, .. } = e.weight().op {
+                if let Some(v) = sites.get_mut(callee) {
+                    v.push(e.source());
+                }
+            }
+        }
+        let start = prog.graph[prog.entry].func;
+        let mut calls: Vec<Option<Option<u64>>> = vec![None; prog.functions.len()];
+        let mut b = ExecBounds {
+            cyclic,
+            calls: Vec::new(),
+        };
+        for f in 0..prog.functions.len() {
+            let mut on_stack = vec![false; prog.functions.len()];
+            b.calls_of(prog, f, start, &sites, &mut calls, &mut on_stack);
+        }
+        b.calls = calls.into_iter().map(|c| c.flatten()).collect();
+        b
+    }
+
+    /// Calls of `f` per run: the sum over its call sites of the caller's calls, or
+    /// `None` if a site is on a cycle or `f` is recursive.
+    fn calls_of(
+        &self,
+        prog: &Program,
+        f: usize,
+        start: usize,
+        sites: &[Vec<Node>],
+        memo: &mut Vec<Option<Option<u64>>>,
+        on_stack: &mut Vec<bool>,
+    ) -> Option<u64> {
+        if let Some(c) = memo[f] {
+            return c;
+        }
+        if on_stack[f] {
+            return None; // recursion
+        }
+        on_stack[f] = true;
+        let mut total: Option<u64> = Some(u64::from(f == start));
+        for &site in &sites[f] {
+            let caller = prog.graph[site].func;
+            let c = if self.cyclic[site.index()] {
+                None
+            } else {
+                self.calls_of(prog, caller, start, sites, memo, on_stack)
+            };
+            total = match (total, c) {
+                (Some(a), Some(b)) => a.checked_add(b),
+                _ => None,
+            };
+        }
+        on_stack[f] = false;
+        memo[f] = Some(total);
+        total
+    }
+
+    /// How often `n` executes per run at most.
+    fn at(&self, prog: &Program, n: Node) -> Option<u64> {
+        if self.cyclic[n.index()] {
+            return None;
+        }
+        self.calls.get(prog.graph[n].func).copied().flatten()
+    }
+}
+
+/// Whether `ty` mentions struct `s` other than as exactly `struct s *`.
+fn mentions_deeply(ty: &Ty, s: StructId) -> bool {
+    match ty {
+        Ty::Ptr(inner) => match &**inner {
+            Ty::Struct(_) => false,
+            t => mentions(t, s),
+        },
+        Ty::Struct(t) => *t == s,
+        _ => false,
+    }
+}
+
+fn mentions(ty: &Ty, s: StructId) -> bool {
+    match ty {
+        Ty::Ptr(inner) => mentions(inner, s),
+        Ty::Struct(t) => *t == s,
+        _ => false,
+    }
+}
+
+/// The number of objects of `s` a run allocates at most, if `s` can be promoted.
+fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
+    let sp = |ty: &Ty| ty.pointee_struct() == Some(s);
+    let is_s = |v: &VarId| prog.vars.get(*v).is_some_and(|x| sp(&x.ty));
+    if prog.vars.iter().any(|v| mentions_deeply(&v.ty, s))
+        || prog
+            .structs
+            .iter()
+            .any(|d| d.fields.iter().any(|f| mentions_deeply(&f.ty, s)))
+    {
+        return None;
+    }
+    let mut objects: u64 = 0;
+    for e in prog.graph.edge_references() {
+        let op = &e.weight().op;
+        let mut exprs: Vec<&Expr> = Vec::new();
+        match op {
+            Op::Alloc {
+                dst, pointee, kind, ..
+            } => {
+                let of_s = *pointee == Ty::Struct(s);
+                if of_s != is_s(dst) {
+                    return None;
+                }
+                if of_s {
+                    if !matches!(kind, AllocKind::Heap { .. }) {
+                        return None;
+                    }
+                    objects = objects.checked_add(bounds.at(prog, e.source())?)?;
+                    if objects > MAX_OBJECTS {
+                        return None;
+                    }
+                }
+            }
+            Op::Assign { dst, src } => {
+                if !agrees(prog, s, is_s(dst), src) {
+                    return None;
+                }
+                exprs.push(src);
+            }
+            Op::Load { dst, field, .. } => {
+                if is_s(dst) != sp(&prog.field(*field).ty) {
+                    return None;
+                }
+            }
+            Op::Store { field, src, .. } => {
+                if !agrees(prog, s, sp(&prog.field(*field).ty), src) {
+                    return None;
+                }
+                exprs.push(src);
+            }
+            Op::FieldAddr { ptr, field, .. } => {
+                if is_s(ptr) || sp(&prog.field(*field).ty) {
+                    return None;
+                }
+            }
+            Op::LoadIndirect { dst, .. } => {
+                if is_s(dst) {
+                    return None;
+                }
+            }
+            Op::StoreIndirect { src, .. } => {
+                if !agrees(prog, s, false, src) {
+                    return None;
+                }
+                exprs.push(src);
+            }
+            Op::AssumeInvalid { ptr, access } => {
+                if is_s(ptr) && matches!(access, Access::Cell) {
+                    return None;
+                }
+            }
+            Op::Assume { cond } => exprs.push(cond),
+            Op::Call { callee, args, ret } => {
+                let f = prog.functions.get(*callee)?;
+                if f.params.len() != args.len() {
+                    return None;
+                }
+                for (p, a) in f.params.iter().zip(args) {
+                    if !agrees(prog, s, is_s(p), a) {
+                        return None;
+                    }
+                    exprs.push(a);
+                }
+                if let (Some(r), Some(fr)) = (ret, f.ret) {
+                    if is_s(r) != is_s(&fr) {
+                        return None;
+                    }
+                }
+            }
+            Op::Skip | Op::Nondet { .. } | Op::Free { .. } | Op::Error | Op::Halt => {}
+        }
+        if !exprs.iter().all(|x| well_used(prog, s, x)) {
+            return None;
+        }
+    }
+    (objects > 0).then_some(objects)
+}
+
+/// Whether `e` is a pointer to `s` (a variable of that type or a cast to it).
+fn is_s_expr(prog: &Program, s: StructId, e: &Expr) -> bool {
+    match e {
+        Expr::Var(v) => prog
+            .vars
+            .get(*v)
+            .is_some_and(|x| x.ty.pointee_struct() == Some(s)),
+        Expr::Cast(ty, _) => ty.pointee_struct() == Some(s),
+        _ => false,
+    }
+}
+
+/// Whether `e`, stored where a pointer to `s` is expected (`want`) or not, agrees:
+/// a pointer to `s` only where one is expected; NULL fits either.
+fn agrees(prog: &Program, s: StructId, want: bool, e: &Expr) -> bool {
+    if *e == Expr::Null {
+        return true;
+    }
+    if is_s_expr(prog, s, e) != want {
+        return false;
+    }
+    // `(struct s *) e` must convert a pointer to s or NULL
+    match e {
+        Expr::Cast(_, inner) => **inner == Expr::Null || is_s_expr(prog, s, inner),
+        _ => true,
+    }
+}
+
+/// Whether every use of a pointer to `s` inside `e` is one the rewriting keeps exact:
+/// `==`/`!=` against another such pointer or NULL, `!p`, casts between such pointers.
+fn well_used(prog: &Program, s: StructId, e: &Expr) -> bool {
+    let ps = |x: &Expr| is_s_expr(prog, s, x);
+    match e {
+        Expr::Int(_) | Expr::Null | Expr::Var(_) => true,
+        Expr::Cast(ty, inner) => {
+            let (to, from) = (ty.pointee_struct() == Some(s), ps(inner));
+            if to && !(from || **inner == Expr::Null) || from && !to {
+                return false;
+            }
+            well_used(prog, s, inner)
+        }
+        Expr::Unary(op, inner) => (*op == UnOp::Not || !ps(inner)) && well_used(prog, s, inner),
+        Expr::Binary(op, a, b) => {
+            let (pa, pb) = (ps(a), ps(b));
+            if pa || pb {
+                let other_ok = |x: &Expr, px: bool| px || *x == Expr::Null;
+                if !matches!(op, BinOp::Eq | BinOp::Ne) || !other_ok(a, pa) || !other_ok(b, pb) {
+                    return false;
+                }
+            }
+            well_used(prog, s, a) && well_used(prog, s, b)
+        }
+    }
+}
+
+/// The globals of one promoted type.
+struct Globals {
+    strukt: StructId,
+    /// `S#next`: objects allocated so far.
+    next: VarId,
+    /// Per object (index `i - 1`): `S#i.alive` and one global per field.
+    alive: Vec<VarId>,
+    fields: Vec<Vec<VarId>>,
+}
+
+/// The rewriting of the module docs.
+fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
+    let promoted = |ty: &Ty| {
+        ty.pointee_struct()
+            .is_some_and(|s| types.iter().any(|t| t.strukt == s))
+    };
+    let mut out = prog.clone();
+    for v in &mut out.vars {
+        if promoted(&v.ty) {
+            v.ty = Ty::INT;
+        }
+    }
+    for d in &mut out.structs {
+        for f in &mut d.fields {
+            if promoted(&f.ty) {
+                f.ty = Ty::INT;
+            }
+        }
+    }
+    let mut globals = Vec::new();
+    for t in types {
+        let short = t
+            .name
+            .strip_prefix("struct ")
+            .unwrap_or(&t.name)
+            .to_string();
+        let next = out.add_var(format!("{short}#next"), Ty::INT, Scope::Global);
+        let mut alive = Vec::new();
+        let mut fields = Vec::new();
+        for i in 1..=t.objects {
+            alive.push(out.add_var(format!("{short}#{i}.alive"), Ty::INT, Scope::Global));
+            let fs = out.structs[t.strukt]
+                .fields
+                .clone()
+                .into_iter()
+                .map(|f| out.add_var(format!("{short}#{i}.{}", f.name), f.ty, Scope::Global))
+                .collect();
+            fields.push(fs);
+        }
+        globals.push(Globals {
+            strukt: t.strukt,
+            next,
+            alive,
+            fields,
+        });
+    }
+    let of_type = |ptr: VarId| -> Option<&Globals> {
+        let s = prog.vars[ptr].ty.pointee_struct()?;
+        globals.iter().find(|g| g.strukt == s)
+    };
+    // a fresh graph with the same nodes; the edges in their old order, each rewritten
+    let mut g = prog.graph.clone();
+    g.clear_edges();
+    out.graph = g;
+    let edges: Vec<(Node, Node, Edge)> = prog
+        .graph
+        .edge_references()
+        .map(|e| (e.source(), e.target(), e.weight().clone()))
+        .collect();
+    for (from, to, edge) in edges {
+        let src = edge.src;
+        let fix = |e: &Expr| null_to_zero(prog, e, &promoted);
+        // an expression written where a promoted pointer is expected: NULL is 0
+        let fix_at = |want: bool, e: &Expr| {
+            if want && *e == Expr::Null {
+                Expr::Int(0)
+            } else {
+                fix(e)
+            }
+        };
+        let field_promoted = |f: FieldRef| promoted(&prog.field(f).ty);
+        let var_promoted = |v: VarId| promoted(&prog.vars[v].ty);
+        let mut b = Chain {
+            prog: &mut out,
+            src,
+        };
+        match edge.op {
+            Op::Alloc {
+                dst,
+                kind: AllocKind::Heap { zeroed },
+                ..
+            } if of_type(dst).is_some() => {
+                let gl = of_type(dst).expect("checked");
+                if !prog.malloc_never_fails {
+                    b.path(from, to, vec![assign(dst, Expr::Int(0))]);
+                }
+                for (k, (alive, fields)) in gl.alive.iter().zip(&gl.fields).enumerate() {
+                    let i = k as i64 + 1;
+                    let mut ops = vec![
+                        assume(BinOp::Eq, Expr::Var(gl.next), Expr::Int(i - 1)),
+                        assign(gl.next, Expr::Int(i)),
+                        assign(*alive, Expr::Int(1)),
+                    ];
+                    for &f in fields {
+                        ops.push(if zeroed {
+                            let zero = if b.prog.vars[f].ty.is_ptr() {
+                                Expr::Null
+                            } else {
+                                Expr::Int(0)
+                            };
+                            assign(f, zero)
+                        } else {
+                            Op::Nondet { dst: f }
+                        });
+                    }
+                    ops.push(assign(dst, Expr::Int(i)));
+                    b.path(from, to, ops);
+                }
+            }
+            Op::Load { dst, ptr, field } if of_type(ptr).is_some() => {
+                let gl = of_type(ptr).expect("checked");
+                for (k, alive) in gl.alive.iter().enumerate() {
+                    let ops = vec![
+                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
+                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
+                        assign(dst, Expr::Var(gl.fields[k][field.field])),
+                    ];
+                    b.path(from, to, ops);
+                }
+            }
+            Op::Store {
+                ptr,
+                field,
+                ref src,
+            } if of_type(ptr).is_some() => {
+                let gl = of_type(ptr).expect("checked");
+                let src = fix_at(field_promoted(field), src);
+                for (k, alive) in gl.alive.iter().enumerate() {
+                    let ops = vec![
+                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
+                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
+                        assign(gl.fields[k][field.field], src.clone()),
+                    ];
+                    b.path(from, to, ops);
+                }
+            }
+            Op::Free { ptr } if of_type(ptr).is_some() => {
+                let gl = of_type(ptr).expect("checked");
+                b.path(
+                    from,
+                    to,
+                    vec![assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(0))],
+                );
+                for (k, alive) in gl.alive.iter().enumerate() {
+                    let ops = vec![
+                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
+                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
+                        assign(*alive, Expr::Int(0)),
+                    ];
+                    b.path(from, to, ops);
+                }
+            }
+            Op::AssumeInvalid { ptr, .. } if of_type(ptr).is_some() => {
+                // p != 0, and for every object: p is not it, or it is dead
+                let gl = of_type(ptr).expect("checked");
+                let mut at = b.step(from, None, assume(BinOp::Ne, Expr::Var(ptr), Expr::Int(0)));
+                for (k, alive) in gl.alive.iter().enumerate() {
+                    let last = k + 1 == gl.alive.len();
+                    let next = if last { to } else { b.node(from) };
+                    let i = Expr::Int(k as i64 + 1);
+                    b.step(at, Some(next), assume(BinOp::Ne, Expr::Var(ptr), i.clone()));
+                    b.path(
+                        at,
+                        next,
+                        vec![
+                            assume(BinOp::Eq, Expr::Var(ptr), i),
+                            assume(BinOp::Eq, Expr::Var(*alive), Expr::Int(0)),
+                        ],
+                    );
+                    at = next;
+                }
+            }
+            op => {
+                let op = match op {
+                    Op::Assign { dst, src } => Op::Assign {
+                        dst,
+                        src: fix_at(var_promoted(dst), &src),
+                    },
+                    Op::Store { ptr, field, src } => Op::Store {
+                        ptr,
+                        field,
+                        src: fix_at(field_promoted(field), &src),
+                    },
+                    Op::StoreIndirect { ptr, src } => Op::StoreIndirect {
+                        ptr,
+                        src: fix(&src),
+                    },
+                    Op::Assume { cond } => Op::Assume { cond: fix(&cond) },
+                    Op::Call { callee, args, ret } => {
+                        let params = &prog.functions[callee].params;
+                        Op::Call {
+                            callee,
+                            args: args
+                                .iter()
+                                .zip(params)
+                                .map(|(a, &p)| fix_at(var_promoted(p), a))
+                                .collect(),
+                            ret,
+                        }
+                    }
+                    op => op,
+                };
+                b.prog.add_edge(from, to, op, src);
+            }
+        }
+    }
+    // the globals start dead and unallocated (before the start function's first edge)
+    let start = prog.graph[prog.entry].func;
+    let first = out.add_loc(start, SrcLoc::default(), LocKind::FuncEntry);
+    let mut init = Vec::new();
+    for gl in &globals {
+        init.push(assign(gl.next, Expr::Int(0)));
+        for &a in &gl.alive {
+            init.push(assign(a, Expr::Int(0)));
+        }
+    }
+    out.graph[prog.entry].kind = LocKind::Normal;
+    let mut b = Chain {
+        prog: &mut out,
+        src: SrcLoc::default(),
+    };
+    b.path(first, prog.entry, init);
+    out.entry = first;
+    out.functions[start].entry = first;
+    out
+}
+
+fn assign(dst: VarId, src: Expr) -> Op {
+    Op::Assign { dst, src }
+}
+
+fn assume(rel: BinOp, a: Expr, b: Expr) -> Op {
+    Op::Assume {
+        cond: Expr::bin(rel, a, b),
+    }
+}
+
+/// `e` with NULL replaced by 0 where it stands for a promoted pointer: compared with
+/// one, or cast to one. (A NULL assigned, stored or passed where a promoted pointer is
+/// expected is replaced too: those positions have the pointer's type.)
+fn null_to_zero(prog: &Program, e: &Expr, promoted: &impl Fn(&Ty) -> bool) -> Expr {
+    let is_p = |x: &Expr| match x {
+        Expr::Var(v) => promoted(&prog.vars[*v].ty),
+        Expr::Cast(ty, _) => promoted(ty),
+        _ => false,
+    };
+    match e {
+        Expr::Int(_) | Expr::Null | Expr::Var(_) => e.clone(),
+        Expr::Cast(ty, inner) if promoted(ty) => match &**inner {
+            Expr::Null => Expr::Int(0),
+            x => null_to_zero(prog, x, promoted),
+        },
+        Expr::Cast(ty, inner) => {
+            Expr::Cast(ty.clone(), Box::new(null_to_zero(prog, inner, promoted)))
+        }
+        Expr::Unary(op, inner) => Expr::Unary(*op, Box::new(null_to_zero(prog, inner, promoted))),
+        Expr::Binary(op, a, b) => {
+            let (pa, pb) = (is_p(a), is_p(b));
+            let side = |x: &Expr, other_p: bool| {
+                if other_p && *x == Expr::Null {
+                    Expr::Int(0)
+                } else {
+                    null_to_zero(prog, x, promoted)
+                }
+            };
+            Expr::bin(*op, side(a, pb), side(b, pa))
+        }
+    }
+}
+
+/// Appends chains of edges to a program.
+struct Chain<'a> {
+    prog: &'a mut Program,
+    src: SrcLoc,
+}
+
+impl Chain<'_> {
+    /// A new normal location in `like`'s function, at this chain's source position.
+    fn node(&mut self, like: Node) -> Node {
+        let f = self.prog.graph[like].func;
+        self.prog.add_loc(f, self.src, LocKind::Normal)
+    }
+
+    /// One edge from `from` to `to` (a new location if `None`); returns its target.
+    fn step(&mut self, from: Node, to: Option<Node>, op: Op) -> Node {
+        let to = to.unwrap_or_else(|| self.node(from));
+        self.prog.add_edge(from, to, op, self.src);
+        to
+    }
+
+    /// A path `from → … → to` through new locations, one edge per operation.
+    fn path(&mut self, from: Node, to: Node, ops: Vec<Op>) {
+        let n = ops.len();
+        let mut at = from;
+        for (k, op) in ops.into_iter().enumerate() {
+            let next = (k + 1 == n).then_some(to);
+            at = self.step(at, next, op);
+        }
+        if n == 0 {
+            self.prog.add_edge(from, to, Op::Skip, self.src);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn load(name: &str) -> Program {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/bench/seeds")
+            .join(name);
+        let mut p = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
+        p.add_undefined_behaviour_checks();
+        p
+    }
+
+    #[test]
+    fn two_queue_descriptors_become_globals() {
+        let prog = load("two_queues.c");
+        let (out, types) = promote(&prog).expect("struct queue is promotable");
+        assert_eq!(types.len(), 1);
+        assert_eq!((types[0].name.as_str(), types[0].objects), ("queue", 2));
+        // no operation of the result touches a queue object
+        let q = types[0].strukt;
+        for e in out.graph.edge_weights() {
+            match &e.op {
+                Op::Load { field, .. } | Op::Store { field, .. } => assert_ne!(field.strukt, q),
+                Op::Alloc { pointee, .. } => assert_ne!(*pointee, Ty::Struct(q)),
+                _ => {}
+            }
+        }
+        for g in ["queue#1.head", "queue#2.len", "queue#1.alive", "queue#next"] {
+            assert!(out.vars.iter().any(|v| v.name == g), "{g}");
+        }
+        // the owner field now holds an object number
+        let owner = out
+            .structs
+            .iter()
+            .flat_map(|s| &s.fields)
+            .find(|f| f.name == "owner")
+            .unwrap();
+        assert_eq!(owner.ty, Ty::INT);
+    }
+
+    #[test]
+    fn a_type_whose_field_address_is_taken_or_allocated_in_a_loop_stays() {
+        // `&h->first` is taken (struct head); struct node is allocated in a loop
+        assert!(promote(&load("hlist_del.c")).is_none());
+    }
+}
