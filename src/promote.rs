@@ -100,52 +100,14 @@ impl ExecBounds {
         }
         let start = prog.graph[prog.entry].func;
         let mut calls: Vec<Option<Option<u64>>> = vec![None; prog.functions.len()];
-        let mut b = ExecBounds {
-            cyclic,
-            calls: Vec::new(),
-        };
         for f in 0..prog.functions.len() {
             let mut on_stack = vec![false; prog.functions.len()];
-            b.calls_of(prog, f, start, &sites, &mut calls, &mut on_stack);
+            calls_of(prog, &cyclic, f, start, &sites, &mut calls, &mut on_stack);
         }
-        b.calls = calls.into_iter().map(|c| c.flatten()).collect();
-        b
-    }
-
-    /// Calls of `f` per run: the sum over its call sites of the caller's calls, or
-    /// `None` if a site is on a cycle or `f` is recursive.
-    fn calls_of(
-        &self,
-        prog: &Program,
-        f: usize,
-        start: usize,
-        sites: &[Vec<Node>],
-        memo: &mut Vec<Option<Option<u64>>>,
-        on_stack: &mut Vec<bool>,
-    ) -> Option<u64> {
-        if let Some(c) = memo[f] {
-            return c;
+        ExecBounds {
+            cyclic,
+            calls: calls.into_iter().map(|c| c.flatten()).collect(),
         }
-        if on_stack[f] {
-            return None; // recursion
-        }
-        on_stack[f] = true;
-        let mut total: Option<u64> = Some(u64::from(f == start));
-        for &site in &sites[f] {
-            let caller = prog.graph[site].func;
-            let c = if self.cyclic[site.index()] {
-                None
-            } else {
-                self.calls_of(prog, caller, start, sites, memo, on_stack)
-            };
-            total = match (total, c) {
-                (Some(a), Some(b)) => a.checked_add(b),
-                _ => None,
-            };
-        }
-        on_stack[f] = false;
-        memo[f] = Some(total);
-        total
     }
 
     /// How often `n` executes per run at most.
@@ -155,6 +117,43 @@ impl ExecBounds {
         }
         self.calls.get(prog.graph[n].func).copied().flatten()
     }
+}
+
+/// Calls of `f` per run: the sum over its call sites of the caller's calls, or
+/// `None` if a site is on a cycle or `f` is recursive.
+#[allow(clippy::too_many_arguments)]
+fn calls_of(
+    prog: &Program,
+    cyclic: &[bool],
+    f: usize,
+    start: usize,
+    sites: &[Vec<Node>],
+    memo: &mut Vec<Option<Option<u64>>>,
+    on_stack: &mut Vec<bool>,
+) -> Option<u64> {
+    if let Some(c) = memo[f] {
+        return c;
+    }
+    if on_stack[f] {
+        return None; // recursion
+    }
+    on_stack[f] = true;
+    let mut total: Option<u64> = Some(u64::from(f == start));
+    for &site in &sites[f] {
+        let caller = prog.graph[site].func;
+        let c = if cyclic[site.index()] {
+            None
+        } else {
+            calls_of(prog, cyclic, caller, start, sites, memo, on_stack)
+        };
+        total = match (total, c) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
+    }
+    on_stack[f] = false;
+    memo[f] = Some(total);
+    total
 }
 
 /// Whether `ty` mentions struct `s` other than as exactly `struct s *`.
@@ -452,14 +451,9 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
             }
             Op::Load { dst, ptr, field } if of_type(ptr).is_some() => {
                 let gl = of_type(ptr).expect("checked");
-                for (k, alive) in gl.alive.iter().enumerate() {
-                    let ops = vec![
-                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
-                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
-                        assign(dst, Expr::Var(gl.fields[k][field.field])),
-                    ];
-                    b.path(from, to, ops);
-                }
+                b.per_live_object(from, to, ptr, &gl.alive, |k| {
+                    assign(dst, Expr::Var(gl.fields[k][field.field]))
+                });
             }
             Op::Store {
                 ptr,
@@ -468,14 +462,9 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
             } if of_type(ptr).is_some() => {
                 let gl = of_type(ptr).expect("checked");
                 let src = fix_at(field_promoted(field), src);
-                for (k, alive) in gl.alive.iter().enumerate() {
-                    let ops = vec![
-                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
-                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
-                        assign(gl.fields[k][field.field], src.clone()),
-                    ];
-                    b.path(from, to, ops);
-                }
+                b.per_live_object(from, to, ptr, &gl.alive, |k| {
+                    assign(gl.fields[k][field.field], src.clone())
+                });
             }
             Op::Free { ptr } if of_type(ptr).is_some() => {
                 let gl = of_type(ptr).expect("checked");
@@ -484,14 +473,9 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
                     to,
                     vec![assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(0))],
                 );
-                for (k, alive) in gl.alive.iter().enumerate() {
-                    let ops = vec![
-                        assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
-                        assume(BinOp::Ne, Expr::Var(*alive), Expr::Int(0)),
-                        assign(*alive, Expr::Int(0)),
-                    ];
-                    b.path(from, to, ops);
-                }
+                b.per_live_object(from, to, ptr, &gl.alive, |k| {
+                    assign(gl.alive[k], Expr::Int(0))
+                });
             }
             Op::AssumeInvalid { ptr, .. } if of_type(ptr).is_some() => {
                 // p != 0, and for every object: p is not it, or it is dead
@@ -629,6 +613,28 @@ impl Chain<'_> {
         let to = to.unwrap_or_else(|| self.node(from));
         self.prog.add_edge(from, to, op, self.src);
         to
+    }
+
+    /// For each object `i` (`alive[i - 1]`): the path `assume(ptr == i);
+    /// assume(S#i.alive != 0); op(i - 1)` from `from` to `to` (an access through `ptr`
+    /// to a live object; a dead or other value has no successor here, the UB checks
+    /// beside take it).
+    fn per_live_object(
+        &mut self,
+        from: Node,
+        to: Node,
+        ptr: VarId,
+        alive: &[VarId],
+        op: impl Fn(usize) -> Op,
+    ) {
+        for (k, &a) in alive.iter().enumerate() {
+            let ops = vec![
+                assume(BinOp::Eq, Expr::Var(ptr), Expr::Int(k as i64 + 1)),
+                assume(BinOp::Ne, Expr::Var(a), Expr::Int(0)),
+                op(k),
+            ];
+            self.path(from, to, ops);
+        }
     }
 
     /// A path `from → … → to` through new locations, one edge per operation.
