@@ -550,6 +550,9 @@ pub struct HeapAbstraction {
     pub explicit_groups: BTreeSet<PtrGroup>,
     /// Integer variables tracked explicitly (fallback refinement).
     pub explicit_ints: BTreeSet<VarId>,
+    /// Integer variables known to take few values, tracked explicitly from the start
+    /// ([`HeapAbstraction::track_ints_explicitly`]); they never become counters.
+    pub finite_ints: BTreeSet<VarId>,
     /// How SCGs are chosen once the shape domain takes over.
     pub scg_mode: crate::cli::ScgMode,
     /// The mode of each struct type whose pointers are tracked.
@@ -865,6 +868,7 @@ impl HeapAbstraction {
             max_atoms: 64,
             explicit_groups: BTreeSet::new(),
             explicit_ints: BTreeSet::new(),
+            finite_ints: BTreeSet::new(),
             scg_mode,
             types: BTreeMap::new(),
             unjoined: BTreeSet::new(),
@@ -1209,6 +1213,19 @@ impl HeapAbstraction {
         out
     }
 
+    /// Tracks the integer variables `vars` explicitly everywhere from now on (variables
+    /// of other types are ignored). For variables known to take few values, e.g. the
+    /// object numbers of [`crate::promote`].
+    pub fn track_ints_explicitly(&mut self, prog: &Program, vars: &[VarId]) {
+        for &x in vars {
+            if prog.vars.get(x).is_some_and(|v| v.ty.is_int()) {
+                self.explicit_ints.insert(x);
+                self.finite_ints.insert(x);
+                self.prec.explicit.everywhere.insert(x);
+            }
+        }
+    }
+
     /// Integer variables the atoms mention that are not tracked explicitly yet.
     fn mentioned_ints(
         &self,
@@ -1262,7 +1279,7 @@ impl HeapAbstraction {
                 ints.extend(a.vars.iter().copied());
             }
         }
-        ints.retain(|&x| counter_type(prog, x));
+        ints.retain(|&x| counter_type(prog, x) && !self.finite_ints.contains(&x));
         if ints.is_empty() {
             return None;
         }
@@ -1298,7 +1315,8 @@ impl HeapAbstraction {
                 _ => {}
             }
         }
-        pairs.retain(|(x, y)| counter_type(prog, *x) && counter_type(prog, *y));
+        let counter = |x: VarId| counter_type(prog, x) && !self.finite_ints.contains(&x);
+        pairs.retain(|(x, y)| counter(*x) && counter(*y));
         loop {
             let before = ints.len();
             for &(x, y) in &pairs {
