@@ -12,6 +12,7 @@ pub mod cli;
 pub mod cpa;
 pub mod diag;
 pub mod explicit;
+pub mod fieldptr;
 pub mod frontend;
 pub mod interp;
 pub mod predabs;

@@ -50,9 +50,32 @@ pub struct Promoted {
     pub objects: u64,
 }
 
-/// The program with every promotable struct type promoted (see the module docs), and
-/// the types promoted; `None` when no type qualifies.
-pub fn promote(prog: &Program) -> Option<(Program, Vec<Promoted>)> {
+/// A promoted program: the rewritten program, the types promoted, and the variables
+/// that hold object numbers or flags of the promoted objects.
+#[derive(Clone, Debug)]
+pub struct Promotion {
+    /// The rewritten program.
+    pub program: Program,
+    /// The promoted types.
+    pub types: Vec<Promoted>,
+    /// The pointer-to-field types split first ([`crate::fieldptr`]).
+    pub split: Vec<crate::fieldptr::SplitType>,
+    /// Variables with a small finite range in every run: the former pointers to a
+    /// promoted type (`0..=objects`, or anything after `nondet()`), `S#next` and
+    /// `S#i.alive` (never a field of an object). An analysis may track them explicitly
+    /// from the start instead of learning one predicate per value.
+    pub finite_vars: Vec<VarId>,
+}
+
+/// The program with its pointers to pointer fields split ([`crate::fieldptr`]) and
+/// then every promotable struct type promoted (see the module docs); `None` when
+/// neither applies.
+pub fn promote(prog: &Program) -> Option<Promotion> {
+    let (split_prog, split) = match crate::fieldptr::split_field_pointers(prog) {
+        Some((p, types)) => (Some(p), types),
+        None => (None, Vec::new()),
+    };
+    let prog = split_prog.as_ref().unwrap_or(prog);
     let bounds = ExecBounds::new(prog);
     let mut types: Vec<Promoted> = Vec::new();
     for (s, def) in prog.structs.iter().enumerate() {
@@ -64,10 +87,20 @@ pub fn promote(prog: &Program) -> Option<(Program, Vec<Promoted>)> {
             });
         }
     }
-    if types.is_empty() {
+    if types.is_empty() && split.is_empty() {
         return None;
     }
-    Some((rewrite(prog, &types), types))
+    let (program, finite_vars) = if types.is_empty() {
+        (prog.clone(), Vec::new())
+    } else {
+        rewrite(prog, &types)
+    };
+    Some(Promotion {
+        program,
+        types,
+        split,
+        finite_vars,
+    })
 }
 
 /// Upper bounds on how often a location executes in one run (`None`: unbounded).
@@ -340,16 +373,18 @@ struct Globals {
     fields: Vec<Vec<VarId>>,
 }
 
-/// The rewriting of the module docs.
-fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
+/// The rewriting of the module docs, and the object-number and flag variables.
+fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
     let promoted = |ty: &Ty| {
         ty.pointee_struct()
             .is_some_and(|s| types.iter().any(|t| t.strukt == s))
     };
     let mut out = prog.clone();
-    for v in &mut out.vars {
+    let mut finite = Vec::new();
+    for (i, v) in out.vars.iter_mut().enumerate() {
         if promoted(&v.ty) {
             v.ty = Ty::INT;
+            finite.push(i);
         }
     }
     for d in &mut out.structs {
@@ -379,6 +414,8 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
                 .collect();
             fields.push(fs);
         }
+        finite.push(next);
+        finite.extend(alive.iter().copied());
         globals.push(Globals {
             strukt: t.strukt,
             next,
@@ -549,14 +586,14 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> Program {
     b.path(first, prog.entry, init);
     out.entry = first;
     out.functions[start].entry = first;
-    out
+    (out, finite)
 }
 
-fn assign(dst: VarId, src: Expr) -> Op {
+pub(crate) fn assign(dst: VarId, src: Expr) -> Op {
     Op::Assign { dst, src }
 }
 
-fn assume(rel: BinOp, a: Expr, b: Expr) -> Op {
+pub(crate) fn assume(rel: BinOp, a: Expr, b: Expr) -> Op {
     Op::Assume {
         cond: Expr::bin(rel, a, b),
     }
@@ -595,21 +632,21 @@ fn null_to_zero(prog: &Program, e: &Expr, promoted: &impl Fn(&Ty) -> bool) -> Ex
     }
 }
 
-/// Appends chains of edges to a program.
-struct Chain<'a> {
-    prog: &'a mut Program,
-    src: SrcLoc,
+/// Appends chains of edges to a program (shared with [`crate::fieldptr`]).
+pub(crate) struct Chain<'a> {
+    pub(crate) prog: &'a mut Program,
+    pub(crate) src: SrcLoc,
 }
 
 impl Chain<'_> {
     /// A new normal location in `like`'s function, at this chain's source position.
-    fn node(&mut self, like: Node) -> Node {
+    pub(crate) fn node(&mut self, like: Node) -> Node {
         let f = self.prog.graph[like].func;
         self.prog.add_loc(f, self.src, LocKind::Normal)
     }
 
     /// One edge from `from` to `to` (a new location if `None`); returns its target.
-    fn step(&mut self, from: Node, to: Option<Node>, op: Op) -> Node {
+    pub(crate) fn step(&mut self, from: Node, to: Option<Node>, op: Op) -> Node {
         let to = to.unwrap_or_else(|| self.node(from));
         self.prog.add_edge(from, to, op, self.src);
         to
@@ -638,7 +675,7 @@ impl Chain<'_> {
     }
 
     /// A path `from → … → to` through new locations, one edge per operation.
-    fn path(&mut self, from: Node, to: Node, ops: Vec<Op>) {
+    pub(crate) fn path(&mut self, from: Node, to: Node, ops: Vec<Op>) {
         let n = ops.len();
         let mut at = from;
         for (k, op) in ops.into_iter().enumerate() {
@@ -668,7 +705,12 @@ mod tests {
     #[test]
     fn two_queue_descriptors_become_globals() {
         let prog = load("two_queues.c");
-        let (out, types) = promote(&prog).expect("struct queue is promotable");
+        let Promotion {
+            program: out,
+            types,
+            finite_vars,
+            ..
+        } = promote(&prog).expect("struct queue is promotable");
         assert_eq!(types.len(), 1);
         assert_eq!((types[0].name.as_str(), types[0].objects), ("queue", 2));
         // no operation of the result touches a queue object
@@ -691,11 +733,40 @@ mod tests {
             .find(|f| f.name == "owner")
             .unwrap();
         assert_eq!(owner.ty, Ty::INT);
+        // the object numbers and flags: q1, q2, every former `struct queue *` local and
+        // parameter, queue#next, queue#1.alive, queue#2.alive
+        let names: Vec<&str> = finite_vars
+            .iter()
+            .map(|&v| out.vars[v].name.as_str())
+            .collect();
+        for v in ["main::q1", "put::q", "queue#next", "queue#2.alive"] {
+            assert!(names.contains(&v), "{v} in {names:?}");
+        }
+        assert!(!names
+            .iter()
+            .any(|n| n.ends_with(".head") || n.ends_with("::n")));
     }
 
     #[test]
-    fn a_type_whose_field_address_is_taken_or_allocated_in_a_loop_stays() {
-        // `&h->first` is taken (struct head); struct node is allocated in a loop
-        assert!(promote(&load("hlist_del.c")).is_none());
+    fn hlist_heads_are_promoted_once_pprev_is_split() {
+        // `&h->first` and `&n->next` are taken as `struct node **`: after the split
+        // (`pprev@head.first`, `pprev@node.next`) no field address is left, so the two
+        // heads are promoted; struct node is allocated in a loop and stays
+        let p = promote(&load("hlist_del.c")).expect("pprev is split");
+        assert_eq!(p.split.len(), 1);
+        assert_eq!(p.types.len(), 1);
+        assert_eq!((p.types[0].name.as_str(), p.types[0].objects), ("head", 2));
+        let node = p.program.structs.iter().find(|s| s.name == "node").unwrap();
+        let f = node
+            .fields
+            .iter()
+            .find(|f| f.name == "pprev@head.first")
+            .unwrap();
+        assert_eq!(f.ty, Ty::INT, "a pointer to a head is an object number");
+    }
+
+    #[test]
+    fn a_type_allocated_in_a_loop_stays() {
+        assert!(promote(&load("dll_concat.c")).is_none());
     }
 }

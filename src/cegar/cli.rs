@@ -95,14 +95,30 @@ pub struct VerifyArgs {
     /// location is merged into it (shape regions joined, TVLA-style).
     #[arg(long, help_heading = "Experiments")]
     pub no_merge: bool,
-    /// Experiment: first analyse the program with the objects of a struct type a run
-    /// allocates at most 4 times (queue descriptors, list heads) promoted to global
-    /// variables (`shapemc cfa --promote` shows the result); if that is not SAFE, the
-    /// program as written in the time left. Measured: seeds/two_queues_bug UNSAFE in
-    /// 67 s instead of 1.2 s, seeds/two_queues still UNKNOWN (600 s), so off by default.
-    #[arg(long, help_heading = "Experiments")]
-    pub promote: bool,
+    /// When to analyse the program with the objects of a struct type a run allocates
+    /// at most 4 times (queue descriptors, list heads) promoted to global variables
+    /// (`shapemc cfa --promote` shows the result). Only a SAFE verdict of the promoted
+    /// program is used; after any other, the program as written is analysed.
+    #[arg(long, value_enum, default_value_t = Promote::Auto)]
+    pub promote: Promote,
 }
+
+/// The schedule of [`VerifyArgs::promote`].
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Promote {
+    /// The program as written for a short budget (a fifth of `--timeout`, at most
+    /// 30 s), then the promoted program, then (if the first run ran out of time) the
+    /// program as written again in the time left.
+    #[default]
+    Auto,
+    /// The promoted program first, then the program as written in the time left.
+    First,
+    /// Never promote.
+    Never,
+}
+
+/// The first run of [`Promote::Auto`] gets at most this many seconds.
+const AUTO_FIRST_RUN_S: f64 = 30.0;
 
 /// The abstract domains `verify` combines.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -136,7 +152,7 @@ impl Default for VerifyArgs {
             local_scg: false,
             per_variable_uninit: false,
             no_merge: false,
-            promote: false,
+            promote: Promote::Auto,
         }
     }
 }
@@ -175,53 +191,92 @@ pub fn load_for_verification(
 /// Parses `file` and model-checks it. Front-end errors are returned as
 /// `Err(exit code)` after printing the diagnostic to stderr.
 ///
-/// With the heap domains and `--promote`, the program is first analysed with the boundedly allocated
-/// struct objects promoted to globals ([`crate::promote`]):
-/// its proof is a proof of the original program (it has all the original's runs).
-/// Any other verdict of it is no evidence: the original program is then analysed in the
-/// time left, and that run's verdict, counterexample and statistics are reported.
+/// With the heap domains, a program with boundedly allocated struct types is also
+/// analysed with their objects promoted to globals ([`crate::promote`]), as
+/// `--promote` schedules it: a proof of the promoted program is a proof of the original
+/// (it has all the original's runs). Any other verdict of it is no evidence: then the
+/// verdict, counterexample and statistics of a run on the program as written are
+/// reported.
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
     let prog = load_for_verification(file, args.malloc_never_fails)?;
     let started = std::time::Instant::now();
     let budget = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
-    if args.domains == Domains::Heap && args.promote {
-        if let Some((promoted, types)) = crate::promote::promote(&prog) {
-            let names: Vec<String> = types
-                .iter()
-                .map(|t| format!("{} ({} objects)", t.name, t.objects))
-                .collect();
-            let note = format!("promoted to globals: {}", names.join(", "));
-            tracing::info!("{note}");
-            let mut rep = verify_program(&promoted, args, budget);
-            if rep.verdict == Verdict::Safe {
-                rep.log.insert(0, note);
-                return Ok(rep);
-            }
-            let left = budget.map(|t| t - started.elapsed().as_secs_f64());
-            if left.is_some_and(|t| t <= 0.0) {
-                rep.log.insert(0, note);
-                return Ok(rep);
-            }
-            let first = format!(
-                "{note}: {} after {:.2} s; the original program:",
-                rep.verdict.line(),
-                rep.stats.time_total_s
-            );
-            tracing::info!("{first}");
-            let mut again = verify_program(&prog, args, left);
-            again.log.insert(0, first);
-            again.stats.time_total_s = started.elapsed().as_secs_f64();
-            return Ok(again);
+    let promoted = match (args.domains, args.promote) {
+        (Domains::Heap, Promote::Auto | Promote::First) => crate::promote::promote(&prog),
+        _ => None,
+    };
+    let Some(promoted) = promoted else {
+        return Ok(verify_program(&prog, args, budget, &[]));
+    };
+    let left = |started: std::time::Instant| budget.map(|t| t - started.elapsed().as_secs_f64());
+    let names: Vec<String> = promoted
+        .types
+        .iter()
+        .map(|t| format!("{} ({} objects)", t.name, t.objects))
+        .collect();
+    let note = format!("promoted to globals: {}", names.join(", "));
+    let mut log = Vec::new();
+    if args.promote == Promote::Auto {
+        let short = budget.map_or(AUTO_FIRST_RUN_S, |t| (t / 5.0).min(AUTO_FIRST_RUN_S));
+        let rep = verify_program(&prog, args, Some(short), &[]);
+        if !rep.verdict.out_of_time() {
+            return Ok(rep);
         }
+        let line = format!(
+            "the program as written: {} after {short:.0} s",
+            rep.verdict.line()
+        );
+        tracing::info!("{line}; {note}");
+        log.push(line);
     }
-    Ok(verify_program(&prog, args, budget))
+    tracing::info!("{note}");
+    let rep = verify_program(
+        &promoted.program,
+        args,
+        left(started),
+        &promoted.finite_vars,
+    );
+    if rep.verdict == Verdict::Safe || left(started).is_some_and(|t| t <= 0.0) {
+        log.push(note);
+        let mut rep = only_proofs_of_promoted(rep);
+        rep.log.splice(0..0, log);
+        rep.stats.time_total_s = started.elapsed().as_secs_f64();
+        return Ok(rep);
+    }
+    let line = format!(
+        "{note}: {} after {:.2} s; the program as written:",
+        rep.verdict.line(),
+        rep.stats.time_total_s
+    );
+    tracing::info!("{line}");
+    log.push(line);
+    let mut again = verify_program(&prog, args, left(started), &[]);
+    again.log.splice(0..0, log);
+    again.stats.time_total_s = started.elapsed().as_secs_f64();
+    Ok(again)
 }
 
-/// Model-checks `prog` with the domains and options of `args` within `timeout` seconds.
+/// The report of a run on a promoted program as one on the original: a proof carries
+/// over, any other verdict becomes UNKNOWN (a counterexample of the promoted program
+/// is not one of the original: it may take a `nondet()` pointer to be an object).
+fn only_proofs_of_promoted(mut rep: VerifyReport) -> VerifyReport {
+    if rep.verdict != Verdict::Safe {
+        rep.verdict = Verdict::Unknown(format!(
+            "time limit reached (the program with promoted objects: {})",
+            rep.verdict.line()
+        ));
+        rep.counterexample = None;
+    }
+    rep
+}
+
+/// Model-checks `prog` with the domains and options of `args` within `timeout` seconds;
+/// the heap domains track the integer variables `explicit` explicitly from the start.
 fn verify_program(
     prog: &crate::cfa::Program,
     args: &VerifyArgs,
     timeout: Option<f64>,
+    explicit: &[crate::cfa::VarId],
 ) -> VerifyReport {
     let prog = prog.clone();
     let opts = CegarOptions {
@@ -266,6 +321,7 @@ fn verify_program(
         per_variable_uninit: args.per_variable_uninit,
     };
     let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
+    abs.track_ints_explicitly(&prog, explicit);
     let out = model_check(&prog, &mut abs, &opts);
     VerifyReport {
         verdict: out.verdict,
@@ -401,8 +457,8 @@ pub fn check_certificate(
         // `verify` proves the program with its bounded objects promoted to globals
         // when it can, the program as written otherwise: either proof is one of the
         // original program
-        if let Some((promoted, _)) = crate::promote::promote(&prog) {
-            match check_heap_certificate(&promoted, &cert) {
+        if let Some(promoted) = crate::promote::promote(&prog) {
+            match check_heap_certificate(&promoted.program, &cert) {
                 Ok(()) => return Ok(Ok(())),
                 Err(as_promoted) => {
                     return Ok(check_heap_certificate(&prog, &cert).map_err(|as_written| {
@@ -466,5 +522,38 @@ pub fn run_check_certificate(file: &Path, cert_file: &Path, malloc_never_fails: 
             println!("INVALID: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(verdict: Verdict) -> VerifyReport {
+        VerifyReport {
+            verdict,
+            stats: Default::default(),
+            certificate: None,
+            heap_certificate: None,
+            counterexample: Some(crate::simulate::Counterexample {
+                format: crate::simulate::Counterexample::FORMAT.into(),
+                file: "x.c".into(),
+                path: Vec::new(),
+                inputs: Default::default(),
+                trace: Vec::new(),
+            }),
+            log: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_proof_of_the_promoted_program_is_reported() {
+        // a counterexample of the promoted program is no evidence for the original
+        let r = only_proofs_of_promoted(report(Verdict::Unsafe));
+        assert!(matches!(&r.verdict, Verdict::Unknown(m) if m.contains("UNSAFE")));
+        assert!(r.counterexample.is_none());
+        assert!(r.verdict.out_of_time());
+        let r = only_proofs_of_promoted(report(Verdict::Safe));
+        assert_eq!(r.verdict, Verdict::Safe);
     }
 }

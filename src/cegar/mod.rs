@@ -51,6 +51,11 @@ impl Verdict {
             Verdict::Unknown(r) => format!("UNKNOWN: {r}"),
         }
     }
+    /// Whether this is UNKNOWN because the run's time limit ended it.
+    pub fn out_of_time(&self) -> bool {
+        matches!(self, Verdict::Unknown(r) if r.contains("time limit"))
+    }
+
     /// The process exit code (0, 10, 20).
     pub fn exit_code(&self) -> i32 {
         match self {

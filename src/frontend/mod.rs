@@ -239,13 +239,28 @@ pub fn run_cfa_command(
     }
     if promote {
         match crate::promote::promote(&prog) {
-            Some((p, types)) => {
-                for t in &types {
+            Some(p) => {
+                for s in &p.split {
+                    let fields: Vec<String> = s
+                        .targets
+                        .iter()
+                        .map(|t| {
+                            let d = &prog.structs[t.strukt];
+                            format!("&{}.{}", d.name, d.fields[t.field].name)
+                        })
+                        .collect();
+                    eprintln!(
+                        "split {} into one pointer per target field: {}",
+                        prog.ty_str(&s.ty),
+                        fields.join(", ")
+                    );
+                }
+                for t in &p.types {
                     eprintln!("promoted {} ({} objects at most)", t.name, t.objects);
                 }
-                prog = p;
+                prog = p.program;
             }
-            None => eprintln!("no struct type can be promoted"),
+            None => eprintln!("no struct type can be promoted, no pointer to a field split"),
         }
     }
     let only = match function {
