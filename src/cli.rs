@@ -110,8 +110,9 @@ pub enum Command {
         /// dereference, `assume(d == 0)` beside every division by a non-constant.
         #[arg(long)]
         checks: bool,
-        /// Show the program after promoting the objects of struct types a run
-        /// allocates boundedly often to global variables (what `verify` analyses).
+        /// Show the promoted program `verify` also analyses: pointers to pointer fields
+        /// split per target field, the objects of struct types a run allocates
+        /// boundedly often turned into global variables.
         #[arg(long)]
         promote: bool,
     },

@@ -821,3 +821,22 @@ fn a_counted_walk_around_a_sentinel_cycle_is_proved_with_segments() {
 fn a_sentinel_cycle_counted_one_short_is_found() {
     assert_unsafe_with_replay(&data("cyclic_count_bug.c"));
 }
+
+#[test]
+fn the_counterexample_is_written_even_when_stdout_is_closed_early() {
+    // `verify X --cex F | head -1`: the reader is gone after the verdict line and the
+    // next print ends the process (SIGPIPE). The files used to be written after the
+    // details were printed, so F was never written.
+    let d = tempfile::tempdir().unwrap();
+    let cex = d.path().join("c.cex");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .args(["verify", data("list3_bug.c").to_str().unwrap(), "--cex"])
+        .arg(&cex)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader stops before the first line
+    let _ = child.wait().unwrap();
+    assert!(cex.is_file(), "no counterexample written");
+}

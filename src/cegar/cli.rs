@@ -95,10 +95,12 @@ pub struct VerifyArgs {
     /// location is merged into it (shape regions joined, TVLA-style).
     #[arg(long, help_heading = "Experiments")]
     pub no_merge: bool,
-    /// When to analyse the program with the objects of a struct type a run allocates
-    /// at most 4 times (queue descriptors, list heads) promoted to global variables
-    /// (`shapemc cfa --promote` shows the result). Only a SAFE verdict of the promoted
-    /// program is used; after any other, the program as written is analysed.
+    /// When to analyse the promoted program (`shapemc cfa --promote` shows it): pointers
+    /// to pointer fields (`struct node **pprev`) split into one pointer per target
+    /// field, then the objects of a struct type a run allocates at most 4 times (queue
+    /// descriptors, list heads) promoted to global variables. Only a SAFE verdict of
+    /// the promoted program is used; after any other, the program as written is
+    /// analysed.
     #[arg(long, value_enum, default_value_t = Promote::Auto)]
     pub promote: Promote,
 }
@@ -350,15 +352,18 @@ fn write_json_compact<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), Str
 }
 
 /// `shapemc verify FILE`: prints the verdict line first (`SAFE`, `UNSAFE`,
-/// `UNKNOWN: <reason>`), then details; writes the certificate / counterexample if asked.
+/// `UNKNOWN: <reason>`), then details; writes the certificate / counterexample if asked,
+/// before printing anything.
 /// Returns the exit code (0, 10, 20; 2/3 for front-end errors).
 pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     let rep = match verify_file(file, args) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    println!("{}", rep.verdict.line());
     let s = &rep.stats;
+    // the files first: output piped into a reader that stops early (`| head -1`) ends
+    // the process at the next print (SIGPIPE), and the evidence must exist by then
+    let mut code = rep.verdict.exit_code();
     if let Some(path) = &args.stats_json {
         let mut v = serde_json::to_value(s).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
@@ -368,6 +373,16 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             eprintln!("error: cannot write the statistics: {e}");
         }
     }
+    let cert = match (&args.certificate, &rep.certificate, &rep.heap_certificate) {
+        (Some(path), Some(c), _) => Some((path, write_json_compact(path, c))),
+        (Some(path), None, Some(c)) => Some((path, write_json_compact(path, c))),
+        _ => None,
+    };
+    let cex = match (&args.cex, &rep.counterexample) {
+        (Some(path), Some(c)) => Some((path, write_json(path, c))),
+        _ => None,
+    };
+    println!("{}", rep.verdict.line());
     println!(
         "refinements: {} (predicates), {} td, {} scg, {} merge, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
         s.refinements_pred,
@@ -383,7 +398,6 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     for l in &rep.log {
         println!("  {l}");
     }
-    let mut code = rep.verdict.exit_code();
     for (t, scg) in &s.final_scg {
         println!("  final SCG of {t}: {scg}");
     }
@@ -395,12 +409,7 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             .collect();
         println!("  most ART nodes: {}", b.join(", "));
     }
-    let written = match (&args.certificate, &rep.certificate, &rep.heap_certificate) {
-        (Some(path), Some(c), _) => Some((path, write_json_compact(path, c))),
-        (Some(path), None, Some(c)) => Some((path, write_json_compact(path, c))),
-        _ => None,
-    };
-    if let Some((path, res)) = written {
+    if let Some((path, res)) = cert {
         match res {
             Ok(()) => println!("certificate written to {}", path.display()),
             Err(e) => {
@@ -409,18 +418,18 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             }
         }
     }
-    if let Some(cex) = &rep.counterexample {
-        println!("counterexample ({} steps):", cex.path.len());
-        for l in &cex.trace {
+    if let Some(c) = &rep.counterexample {
+        println!("counterexample ({} steps):", c.path.len());
+        for l in &c.trace {
             println!("  {l}");
         }
-        if let Some(path) = &args.cex {
-            match write_json(path, cex) {
-                Ok(()) => println!("counterexample written to {}", path.display()),
-                Err(e) => {
-                    eprintln!("error: cannot write the counterexample: {e}");
-                    code = exit::USAGE_OR_PARSE;
-                }
+    }
+    if let Some((path, res)) = cex {
+        match res {
+            Ok(()) => println!("counterexample written to {}", path.display()),
+            Err(e) => {
+                eprintln!("error: cannot write the counterexample: {e}");
+                code = exit::USAGE_OR_PARSE;
             }
         }
     }
