@@ -56,6 +56,19 @@ pub struct SplitType {
     pub targets: Vec<FieldRef>,
 }
 
+impl SplitType {
+    /// The target fields as `struct.field` (the struct's name as declared).
+    pub fn target_names(&self, prog: &Program) -> Vec<String> {
+        self.targets
+            .iter()
+            .map(|t| {
+                let s = &prog.structs[t.strukt];
+                format!("{}.{}", s.name, s.fields[t.field].name)
+            })
+            .collect()
+    }
+}
+
 /// `Ptr(Ptr(_))`.
 fn is_pp(ty: &Ty) -> bool {
     matches!(ty, Ty::Ptr(inner) if matches!(**inner, Ty::Ptr(_)))
@@ -307,6 +320,24 @@ impl<'a> Splitter<'a> {
         }
     }
 
+    /// An access through the split `ptr`: for each component `c` with target field `t`,
+    /// the path `assume(c != NULL); op(c, t)` (a NULL `ptr` has no successor here, the
+    /// NULL check beside the access takes it).
+    fn per_component(
+        &self,
+        ptr: VarId,
+        op: impl Fn(VarId, FieldRef) -> Op,
+    ) -> Option<Vec<Vec<Op>>> {
+        let ts = lookup(&self.targets, &self.prog.vars[ptr].ty)?;
+        Some(
+            self.vars[&ptr]
+                .iter()
+                .zip(ts)
+                .map(|(&c, &t)| vec![assume(BinOp::Ne, Expr::Var(c), Expr::Null), op(c, t)])
+                .collect(),
+        )
+    }
+
     /// Rewrites every edge; `None` if one uses a `τ` value in a way not listed.
     fn rewrite(&mut self) -> Option<()> {
         let edges: Vec<(Node, Node, Edge)> = self
@@ -389,67 +420,31 @@ impl<'a> Splitter<'a> {
                 if self.split(*dst) {
                     return None;
                 }
-                let ts = targets_of(*ptr)?;
-                Some(
-                    self.vars[ptr]
-                        .iter()
-                        .zip(ts)
-                        .map(|(&c, &t)| {
-                            vec![
-                                assume(BinOp::Ne, Expr::Var(c), Expr::Null),
-                                Op::Load {
-                                    dst: *dst,
-                                    ptr: c,
-                                    field: t,
-                                },
-                            ]
-                        })
-                        .collect(),
-                )
+                self.per_component(*ptr, |c, t| Op::Load {
+                    dst: *dst,
+                    ptr: c,
+                    field: t,
+                })
             }
             Op::StoreIndirect { ptr, src } if self.split(*ptr) => {
                 if !clean(src) {
                     return None;
                 }
-                let ts = targets_of(*ptr)?;
-                Some(
-                    self.vars[ptr]
-                        .iter()
-                        .zip(ts)
-                        .map(|(&c, &t)| {
-                            vec![
-                                assume(BinOp::Ne, Expr::Var(c), Expr::Null),
-                                Op::Store {
-                                    ptr: c,
-                                    field: t,
-                                    src: src.clone(),
-                                },
-                            ]
-                        })
-                        .collect(),
-                )
+                self.per_component(*ptr, |c, t| Op::Store {
+                    ptr: c,
+                    field: t,
+                    src: src.clone(),
+                })
             }
             Op::StoreIndirect { src, .. } => clean(src).then(|| vec![vec![op.clone()]]),
             Op::AssumeInvalid { ptr, access } if self.split(*ptr) => {
                 if *access != Access::Cell {
                     return None;
                 }
-                let ts = targets_of(*ptr)?;
-                Some(
-                    self.vars[ptr]
-                        .iter()
-                        .zip(ts)
-                        .map(|(&c, t)| {
-                            vec![
-                                assume(BinOp::Ne, Expr::Var(c), Expr::Null),
-                                Op::AssumeInvalid {
-                                    ptr: c,
-                                    access: Access::Struct(t.strukt),
-                                },
-                            ]
-                        })
-                        .collect(),
-                )
+                self.per_component(*ptr, |c, t| Op::AssumeInvalid {
+                    ptr: c,
+                    access: Access::Struct(t.strukt),
+                })
             }
             Op::Assume { cond } if self.mentions(cond) => {
                 let (conj, parts) = self.condition(cond)?;
@@ -538,30 +533,15 @@ impl<'a> Splitter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn load(name: &str) -> Program {
-        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/bench/seeds")
-            .join(name);
-        let mut p = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
-        p.add_undefined_behaviour_checks();
-        p
-    }
+    use crate::promote::tests::load;
 
     #[test]
     fn hlist_pprev_becomes_a_node_and_a_head_pointer() {
         let prog = load("hlist_del.c");
         let (out, types) = split_field_pointers(&prog).expect("pprev is split");
         assert_eq!(types.len(), 1);
-        let names: Vec<String> = types[0]
-            .targets
-            .iter()
-            .map(|t| {
-                let s = &prog.structs[t.strukt];
-                format!("{}.{}", s.name, s.fields[t.field].name)
-            })
-            .collect();
+        let names = types[0].target_names(&prog);
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(names.iter().any(|n| n.ends_with("node.next")), "{names:?}");
         assert!(names.iter().any(|n| n.ends_with("head.first")), "{names:?}");

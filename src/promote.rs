@@ -689,11 +689,12 @@ impl Chain<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::Path;
 
-    fn load(name: &str) -> Program {
+    /// A seed task of `../shared/bench/seeds`, parsed, with the undefined-behaviour checks.
+    pub(crate) fn load(name: &str) -> Program {
         let f = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/bench/seeds")
             .join(name);

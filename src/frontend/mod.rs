@@ -241,18 +241,10 @@ pub fn run_cfa_command(
         match crate::promote::promote(&prog) {
             Some(p) => {
                 for s in &p.split {
-                    let fields: Vec<String> = s
-                        .targets
-                        .iter()
-                        .map(|t| {
-                            let d = &prog.structs[t.strukt];
-                            format!("&{}.{}", d.name, d.fields[t.field].name)
-                        })
-                        .collect();
                     eprintln!(
                         "split {} into one pointer per target field: {}",
                         prog.ty_str(&s.ty),
-                        fields.join(", ")
+                        s.target_names(&prog).join(", ")
                     );
                 }
                 for t in &p.types {
