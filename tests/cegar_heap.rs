@@ -556,7 +556,7 @@ fn hlist_del_is_proved_with_pprev_split_and_the_heads_promoted() {
         None,
     );
     assert!(
-        out.contains("promoted to globals: head (2 objects)"),
+        out.contains("promoted: struct node** split per target field, head (2 objects) to globals"),
         "{out}"
     );
     // a counterexample of the promoted program is never reported: the bug is found in

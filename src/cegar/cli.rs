@@ -193,12 +193,13 @@ pub fn load_for_verification(
 /// Parses `file` and model-checks it. Front-end errors are returned as
 /// `Err(exit code)` after printing the diagnostic to stderr.
 ///
-/// With the heap domains, a program with boundedly allocated struct types is also
-/// analysed with their objects promoted to globals ([`crate::promote`]), as
+/// With the heap domains, a program with pointers to pointer fields or boundedly
+/// allocated struct types is also analysed promoted ([`crate::promote`]), as
 /// `--promote` schedules it: a proof of the promoted program is a proof of the original
 /// (it has all the original's runs). Any other verdict of it is no evidence: then the
 /// verdict, counterexample and statistics of a run on the program as written are
-/// reported.
+/// reported (with `--promote auto`: of the first, short run, unless that one ran out of
+/// time; then of a second run in the time left).
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
     let prog = load_for_verification(file, args.malloc_never_fails)?;
     let started = std::time::Instant::now();
@@ -210,35 +211,39 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     let Some(promoted) = promoted else {
         return Ok(verify_program(&prog, args, budget, &[]));
     };
-    let left = |started: std::time::Instant| budget.map(|t| t - started.elapsed().as_secs_f64());
-    let names: Vec<String> = promoted
-        .types
+    let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
+    let mut what: Vec<String> = promoted
+        .split
         .iter()
-        .map(|t| format!("{} ({} objects)", t.name, t.objects))
+        .map(|s| format!("{} split per target field", prog.ty_str(&s.ty)))
         .collect();
-    let note = format!("promoted to globals: {}", names.join(", "));
+    what.extend(
+        promoted
+            .types
+            .iter()
+            .map(|t| format!("{} ({} objects) to globals", t.name, t.objects)),
+    );
+    let note = format!("promoted: {}", what.join(", "));
     let mut log = Vec::new();
+    // Auto: a verdict of the first, short run stands; an UNKNOWN other than its time
+    // limit is reported if the promoted program does not prove the program either
+    let mut first = None;
     if args.promote == Promote::Auto {
         let short = budget.map_or(AUTO_FIRST_RUN_S, |t| (t / 5.0).min(AUTO_FIRST_RUN_S));
         let rep = verify_program(&prog, args, Some(short), &[]);
-        if !rep.verdict.out_of_time() {
+        if !matches!(rep.verdict, Verdict::Unknown(_)) {
             return Ok(rep);
         }
-        let line = format!(
-            "the program as written: {} after {short:.0} s",
-            rep.verdict.line()
-        );
+        let line = format!("the program as written: {}", rep.verdict.line());
         tracing::info!("{line}; {note}");
         log.push(line);
+        if !rep.verdict.out_of_time() {
+            first = Some(rep);
+        }
     }
     tracing::info!("{note}");
-    let rep = verify_program(
-        &promoted.program,
-        args,
-        left(started),
-        &promoted.finite_vars,
-    );
-    if rep.verdict == Verdict::Safe || left(started).is_some_and(|t| t <= 0.0) {
+    let rep = verify_program(&promoted.program, args, left(), &promoted.finite_vars);
+    if rep.verdict == Verdict::Safe || left().is_some_and(|t| t <= 0.0) {
         log.push(note);
         let mut rep = only_proofs_of_promoted(rep);
         rep.log.splice(0..0, log);
@@ -246,16 +251,19 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         return Ok(rep);
     }
     let line = format!(
-        "{note}: {} after {:.2} s; the program as written:",
+        "{note}: {} after {:.2} s",
         rep.verdict.line(),
         rep.stats.time_total_s
     );
     tracing::info!("{line}");
     log.push(line);
-    let mut again = verify_program(&prog, args, left(started), &[]);
-    again.log.splice(0..0, log);
-    again.stats.time_total_s = started.elapsed().as_secs_f64();
-    Ok(again)
+    let mut last = match first {
+        Some(rep) => rep,
+        None => verify_program(&prog, args, left(), &[]),
+    };
+    last.log.splice(0..0, log);
+    last.stats.time_total_s = started.elapsed().as_secs_f64();
+    Ok(last)
 }
 
 /// The report of a run on a promoted program as one on the original: a proof carries
