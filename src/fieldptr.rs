@@ -31,7 +31,7 @@
 //! cast, arithmetic or `free` on `τ`, no function returning `τ`, no `X ***`.
 
 use crate::cfa::{
-    Access, AllocKind, BinOp, Edge, Expr, FieldDef, FieldRef, Node, Op, Program, Ty, UnOp, VarId,
+    Access, BinOp, Edge, Expr, FieldDef, FieldRef, Node, Op, Program, Ty, UnOp, VarId,
 };
 use crate::promote::{assign, assume, Chain};
 use petgraph::visit::EdgeRef;
@@ -503,10 +503,10 @@ impl<'a> Splitter<'a> {
                     ret: *ret,
                 }])
             }
-            Op::Alloc {
-                kind: AllocKind::Heap { .. } | AllocKind::Stack,
-                ..
-            }
+            // a `τ` read from a cell of another kind (an `X ***`, refused above anyway)
+            Op::LoadIndirect { dst, .. } if self.split(*dst) => None,
+            // no split variable is written or read by the rest (the cases above)
+            Op::Alloc { .. }
             | Op::Assume { .. }
             | Op::Nondet { .. }
             | Op::Load { .. }
@@ -516,16 +516,7 @@ impl<'a> Splitter<'a> {
             | Op::Free { .. }
             | Op::Skip
             | Op::Error
-            | Op::Halt => {
-                // no split variable is written or read here (checked above), except a
-                // `LoadIndirect` into a split variable through another pointer
-                if let Op::LoadIndirect { dst, .. } = op {
-                    if self.split(*dst) {
-                        return None;
-                    }
-                }
-                same()
-            }
+            | Op::Halt => same(),
         }
     }
 }
