@@ -417,14 +417,8 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             .collect();
         println!("  most ART nodes: {}", b.join(", "));
     }
-    if let Some((path, res)) = cert {
-        match res {
-            Ok(()) => println!("certificate written to {}", path.display()),
-            Err(e) => {
-                eprintln!("error: cannot write the certificate: {e}");
-                code = exit::USAGE_OR_PARSE;
-            }
-        }
+    if !report_written("certificate", cert) {
+        code = exit::USAGE_OR_PARSE;
     }
     if let Some(c) = &rep.counterexample {
         println!("counterexample ({} steps):", c.path.len());
@@ -432,16 +426,23 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             println!("  {l}");
         }
     }
-    if let Some((path, res)) = cex {
-        match res {
-            Ok(()) => println!("counterexample written to {}", path.display()),
-            Err(e) => {
-                eprintln!("error: cannot write the counterexample: {e}");
-                code = exit::USAGE_OR_PARSE;
-            }
-        }
+    if !report_written("counterexample", cex) {
+        code = exit::USAGE_OR_PARSE;
     }
     code
+}
+
+/// Says where `what` was written, or why it could not be; false on a write error.
+fn report_written(what: &str, written: Option<(&PathBuf, Result<(), String>)>) -> bool {
+    match written {
+        Some((path, Ok(()))) => println!("{what} written to {}", path.display()),
+        Some((_, Err(e))) => {
+            eprintln!("error: cannot write the {what}: {e}");
+            return false;
+        }
+        None => {}
+    }
+    true
 }
 
 /// Checks a predicate-abstraction certificate against `file` from scratch.
