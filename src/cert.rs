@@ -18,7 +18,182 @@
 use crate::art::Art;
 use crate::cfa::{EdgeId, Program, Step};
 use crate::cpa::Cpa;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// The format of certificate files this version writes and reads: a [`Header`] and a
+/// body (each one JSON value), the whole optionally zstd-compressed.
+pub const FORMAT: &str = "shapemc-certificate-2";
+
+/// The program a certificate proves, relative to the input file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgramVariant {
+    /// The file as written (with `verify`'s undefined-behaviour checks).
+    AsWritten,
+    /// The promoted program of [`crate::promote::promote`] (its SAFE carries over).
+    Promoted,
+}
+
+/// What a certificate proves and how it was made. `check-certificate` takes every
+/// semantic option from here (never from its own flags) and refuses a certificate
+/// whose input hash, format or SCG library differs from what it has.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The tool and version that wrote it (`shapemc 0.1.0`; information only).
+    pub tool: String,
+    /// The CPA whose states the body holds.
+    pub cpa: String,
+    /// The input file as given to `verify` (information only).
+    pub file: String,
+    /// SHA-256 (hex) of the input file's bytes.
+    pub input_sha256: String,
+    /// Whether allocation was assumed never to fail (`--malloc-never-fails`).
+    pub malloc_never_fails: bool,
+    /// Which program the states are of.
+    pub program: ProgramVariant,
+    /// SHA-256 of the SCG library whose classes the states use (heap CPAs only).
+    #[serde(default)]
+    pub scg_library_sha256: Option<String>,
+    /// Number of ART nodes (for progress and sanity).
+    pub nodes: usize,
+}
+
+impl Header {
+    /// The header of a certificate of `prog` (its file is read and hashed).
+    pub fn new(
+        cpa: &str,
+        prog: &Program,
+        program: ProgramVariant,
+        scg_library_sha256: Option<String>,
+        nodes: usize,
+    ) -> Result<Header, String> {
+        Ok(Header {
+            format: FORMAT.into(),
+            tool: format!("shapemc {}", env!("CARGO_PKG_VERSION")),
+            cpa: cpa.into(),
+            file: prog.file.display().to_string(),
+            input_sha256: sha256_file(&prog.file)?,
+            malloc_never_fails: prog.malloc_never_fails,
+            program,
+            scg_library_sha256,
+            nodes,
+        })
+    }
+
+    /// Checks the parts of the header that do not depend on the CPA: the format and
+    /// that the certificate is of `file` (by content).
+    pub fn check_input(&self, file: &Path) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!(
+                "unknown certificate format `{}` (this checker reads `{FORMAT}`)",
+                self.format
+            ));
+        }
+        let h = sha256_file(file)?;
+        if h != self.input_sha256 {
+            return Err(format!(
+                "the certificate is of another file: {} has SHA-256 {h}, the certificate was written for `{}` with SHA-256 {}",
+                file.display(),
+                self.file,
+                self.input_sha256
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// SHA-256 (hex) of a file's bytes.
+pub fn sha256_file(path: &Path) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(crate::scg::library::hex(&Sha256::digest(&bytes)))
+}
+
+/// The magic number zstd frames start with.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Writes `header` and `body` as two compact JSON values to `w`, through zstd when
+/// `compress`.
+pub fn write_to<B: Serialize>(
+    w: impl Write,
+    header: &Header,
+    body: &B,
+    compress: bool,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let write = |mut w: &mut dyn Write| -> Result<(), String> {
+        serde_json::to_writer(&mut w, header).map_err(|e| err(&e))?;
+        w.write_all(b"\n").map_err(|e| err(&e))?;
+        serde_json::to_writer(&mut w, body).map_err(|e| err(&e))?;
+        w.write_all(b"\n").map_err(|e| err(&e))
+    };
+    if compress {
+        let mut z = zstd::Encoder::new(w, 3).map_err(|e| err(&e))?;
+        write(&mut z)?;
+        z.finish().map_err(|e| err(&e))?.flush().map_err(|e| err(&e))
+    } else {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
+        write(&mut w)?;
+        w.flush().map_err(|e| err(&e))
+    }
+}
+
+/// Writes a certificate file (see [`write_to`]); compressed when the name ends in
+/// `.zst`.
+pub fn write_file<B: Serialize>(path: &Path, header: &Header, body: &B) -> Result<(), String> {
+    let compress = path.extension().is_some_and(|x| x == "zst");
+    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    write_to(f, header, body, compress).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A certificate being read: its header first (cheap), then the body on demand.
+pub struct Reader {
+    de: serde_json::Deserializer<serde_json::de::IoRead<Box<dyn Read>>>,
+    /// The header, read and parsed.
+    pub header: Header,
+}
+
+impl Reader {
+    /// Reads the header from `r` (zstd-compressed or plain JSON, told by the first
+    /// bytes).
+    pub fn new(r: impl Read + 'static) -> Result<Reader, String> {
+        let mut r = std::io::BufReader::with_capacity(1 << 20, r);
+        let magic = std::io::BufRead::fill_buf(&mut r)
+            .map_err(|e| e.to_string())?
+            .starts_with(&ZSTD_MAGIC);
+        let input: Box<dyn Read> = if magic {
+            Box::new(zstd::Decoder::with_buffer(r).map_err(|e| e.to_string())?)
+        } else {
+            Box::new(r)
+        };
+        let mut de = serde_json::Deserializer::from_reader(input);
+        let header = Header::deserialize(&mut de).map_err(|e| {
+            format!("not a certificate (no `{FORMAT}` header): {e}")
+        })?;
+        Ok(Reader { de, header })
+    }
+
+    /// Opens a certificate file and reads its header.
+    pub fn open(path: &Path) -> Result<Reader, String> {
+        let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Reader::new(f)
+    }
+
+    /// Reads the body (the rest of the input must be white space).
+    pub fn body<B: DeserializeOwned>(mut self) -> Result<B, String> {
+        let b = B::deserialize(&mut self.de).map_err(|e| format!("malformed certificate body: {e}"))?;
+        self.de
+            .end()
+            .map_err(|e| format!("malformed certificate: data after the body: {e}"))?;
+        Ok(b)
+    }
+}
 
 /// One node of a certificate.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -137,7 +312,7 @@ impl<S: Clone + Serialize, P: Clone + Serialize> Certificate<S, P> {
             })
             .collect();
         Certificate {
-            format: "shapemc-certificate-1".into(),
+            format: FORMAT.into(),
             file: prog.file.display().to_string(),
             cpa: cpa.name().into(),
             precision: prec.clone(),

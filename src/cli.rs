@@ -36,15 +36,19 @@ pub enum Command {
         cegar: crate::cegar::cli::VerifyArgs,
     },
     /// Check a safety certificate written by `verify --certificate` (VALID exit 0,
-    /// otherwise the reason and exit 1).
+    /// INVALID and the reason exit 1, UNKNOWN exit 20 when a limit is reached).
+    ///
+    /// Needs no flags: the certificate's header says what it proves (allocation
+    /// failing or not, the program as written or promoted) and names the input by its
+    /// SHA-256; every shape class is regenerated from the SCG library, never read from
+    /// the certificate.
     CheckCertificate {
         /// The C file.
         file: PathBuf,
-        /// The certificate (JSON).
+        /// The certificate (written by `verify --certificate`; zstd-compressed or not).
         cert: PathBuf,
-        /// Assume malloc/calloc never return NULL (as the verification run did).
-        #[arg(long)]
-        malloc_never_fails: bool,
+        #[command(flatten)]
+        args: crate::cegar::cli::CheckArgs,
     },
     /// Explore FILE explicitly and print explicit-heap samples with the invariants
     /// they satisfy and the recognised data structure per struct type.
@@ -139,11 +143,9 @@ pub enum ScgMode {
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Verify { file, cegar } => crate::cegar::cli::run_verify(&file, &cegar),
-        Command::CheckCertificate {
-            file,
-            cert,
-            malloc_never_fails,
-        } => crate::cegar::cli::run_check_certificate(&file, &cert, malloc_never_fails),
+        Command::CheckCertificate { file, cert, args } => {
+            crate::cegar::cli::run_check_certificate(&file, &cert, &args)
+        }
         Command::Samples {
             file,
             format,

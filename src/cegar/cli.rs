@@ -2,13 +2,13 @@
 //! combined heap abstraction of [`super::heap`]).
 
 use super::heap::{
-    check_heap_certificate, HeapAbstraction, HeapCertificate, HeapOptions, HEAP_CPA_NAME,
+    check_heap_certificate_until, HeapAbstraction, HeapCertificate, HeapOptions, HEAP_CPA_NAME,
     HEAP_SPLIT_CPA_NAME,
 };
 use super::predicates::PredicateAbstraction;
 use super::{model_check, CegarOptions, Verdict};
 use crate::art::Order;
-use crate::cert::{check, Certificate};
+use crate::cert::{check, Certificate, Header, ProgramVariant};
 use crate::diag::exit;
 use crate::frontend::load_for_cli;
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
@@ -168,8 +168,11 @@ pub struct VerifyReport {
     pub stats: super::Stats,
     /// The certificate of `--domains pred`.
     pub certificate: Option<PredCertificate>,
-    /// The certificate of `--domains heap`.
+    /// The certificate of `--domains heap` (as checked: decoded from
+    /// [`VerifyReport::certificate_file`]'s body).
     pub heap_certificate: Option<HeapCertificate>,
+    /// What `--certificate` writes (SAFE only).
+    pub certificate_file: Option<CertFile>,
     pub counterexample: Option<crate::simulate::Counterexample>,
     pub log: Vec<String>,
 }
@@ -209,7 +212,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         _ => None,
     };
     let Some(promoted) = promoted else {
-        return Ok(verify_program(&prog, args, budget, &[]));
+        return Ok(verify_program(&prog, args, budget, &[], ProgramVariant::AsWritten));
     };
     let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
     let mut what: Vec<String> = promoted
@@ -230,7 +233,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     let mut first = None;
     if args.promote == Promote::Auto {
         let short = budget.map_or(AUTO_FIRST_RUN_S, |t| (t / 5.0).min(AUTO_FIRST_RUN_S));
-        let rep = verify_program(&prog, args, Some(short), &[]);
+        let rep = verify_program(&prog, args, Some(short), &[], ProgramVariant::AsWritten);
         if !matches!(rep.verdict, Verdict::Unknown(_)) {
             return Ok(rep);
         }
@@ -242,7 +245,13 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         }
     }
     tracing::info!("{note}");
-    let rep = verify_program(&promoted.program, args, left(), &promoted.finite_vars);
+    let rep = verify_program(
+        &promoted.program,
+        args,
+        left(),
+        &promoted.finite_vars,
+        ProgramVariant::Promoted,
+    );
     if rep.verdict == Verdict::Safe || left().is_some_and(|t| t <= 0.0) {
         log.push(note);
         let mut rep = only_proofs_of_promoted(rep);
@@ -259,7 +268,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     log.push(line);
     let mut last = match first {
         Some(rep) => rep,
-        None => verify_program(&prog, args, left(), &[]),
+        None => verify_program(&prog, args, left(), &[], ProgramVariant::AsWritten),
     };
     last.log.splice(0..0, log);
     last.stats.time_total_s = started.elapsed().as_secs_f64();
@@ -280,13 +289,15 @@ fn only_proofs_of_promoted(mut rep: VerifyReport) -> VerifyReport {
     rep
 }
 
-/// Model-checks `prog` with the domains and options of `args` within `timeout` seconds;
-/// the heap domains track the integer variables `explicit` explicitly from the start.
+/// Model-checks `prog` (the `variant` of the input file) with the domains and options
+/// of `args` within `timeout` seconds; the heap domains track the integer variables
+/// `explicit` explicitly from the start.
 fn verify_program(
     prog: &crate::cfa::Program,
     args: &VerifyArgs,
     timeout: Option<f64>,
     explicit: &[crate::cfa::VarId],
+    variant: ProgramVariant,
 ) -> VerifyReport {
     let prog = prog.clone();
     let opts = CegarOptions {
@@ -303,11 +314,16 @@ fn verify_program(
     if args.domains == Domains::Pred {
         let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
         let out = model_check(&prog, &mut abs, &opts);
+        let file = out.certificate.as_ref().and_then(|c| {
+            let h = Header::new("predabs", &prog, variant, None, c.nodes.len());
+            cert_file(h, CertBody::Pred(c.clone()))
+        });
         return VerifyReport {
             verdict: out.verdict,
             stats: out.stats,
             certificate: out.certificate,
             heap_certificate: None,
+            certificate_file: file,
             counterexample: out.counterexample,
             log: out.log,
         };
@@ -333,30 +349,64 @@ fn verify_program(
     let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
     abs.track_ints_explicitly(&prog, explicit);
     let out = model_check(&prog, &mut abs, &opts);
+    let file = match (&out.certificate, abs.take_sealed()) {
+        (Some(c), Some(body)) => {
+            let h = Header::new(&c.cpa, &prog, variant, abs.library_sha256(), c.nodes.len());
+            cert_file(h, CertBody::Heap(body))
+        }
+        _ => None,
+    };
     VerifyReport {
         verdict: out.verdict,
         stats: out.stats,
         certificate: None,
         heap_certificate: out.certificate,
+        certificate_file: file,
         counterexample: out.counterexample,
         log: out.log,
+    }
+}
+
+/// The body of a certificate file.
+pub enum CertBody {
+    /// `--domains pred`: the generic certificate.
+    Pred(PredCertificate),
+    /// The heap abstraction's compact body ([`super::heap_cert`]).
+    Heap(super::heap_cert::HeapBody),
+}
+
+/// A certificate ready to be written: header and body.
+pub struct CertFile {
+    pub header: Header,
+    pub body: CertBody,
+}
+
+impl CertFile {
+    /// Writes the file ([`crate::cert::write_file`]: zstd-compressed when the name
+    /// ends in `.zst`).
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        match &self.body {
+            CertBody::Pred(b) => crate::cert::write_file(path, &self.header, b),
+            CertBody::Heap(b) => crate::cert::write_file(path, &self.header, b),
+        }
+    }
+}
+
+/// The certificate file of a header (logged and dropped when the input cannot be
+/// hashed: the verdict stands, only the file is missing).
+fn cert_file(header: Result<Header, String>, body: CertBody) -> Option<CertFile> {
+    match header {
+        Ok(header) => Some(CertFile { header, body }),
+        Err(e) => {
+            tracing::warn!("no certificate file: {e}");
+            None
+        }
     }
 }
 
 fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
     let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Streams `v` to `path` as compact JSON (certificates run to hundreds of MiB: no
-/// intermediate `Value` or string).
-fn write_json_compact<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
-    use std::io::Write;
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let f = std::fs::File::create(path).map_err(|e| err(&e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    serde_json::to_writer(&mut w, v).map_err(|e| err(&e))?;
-    w.flush().map_err(|e| err(&e))
 }
 
 /// `shapemc verify FILE`: prints the verdict line first (`SAFE`, `UNSAFE`,
@@ -381,9 +431,12 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
             eprintln!("error: cannot write the statistics: {e}");
         }
     }
-    let cert = match (&args.certificate, &rep.certificate, &rep.heap_certificate) {
-        (Some(path), Some(c), _) => Some((path, write_json_compact(path, c))),
-        (Some(path), None, Some(c)) => Some((path, write_json_compact(path, c))),
+    let cert = match (&args.certificate, &rep.certificate_file) {
+        (Some(path), Some(c)) => Some((path, c.write(path))),
+        (Some(path), None) if rep.verdict == Verdict::Safe => Some((
+            path,
+            Err("the certificate was not kept (see the log)".to_string()),
+        )),
         _ => None,
     };
     let cex = match (&args.cex, &rep.counterexample) {
@@ -445,59 +498,136 @@ fn report_written(what: &str, written: Option<(&PathBuf, Result<(), String>)>) -
     true
 }
 
-/// Checks a predicate-abstraction certificate against `file` from scratch.
+/// Options of `check-certificate`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CheckArgs {
+    /// Only for scripts written for older versions: the certificate's header says
+    /// whether allocation may fail; a flag that disagrees with it is refused.
+    #[arg(long)]
+    pub malloc_never_fails: bool,
+    /// Wall-clock budget in seconds (UNKNOWN, exit 20, when exhausted).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Memory limit in MiB (UNKNOWN, exit 20, when exceeded).
+    #[arg(long, value_name = "MB")]
+    pub memory_limit: Option<u64>,
+}
+
+/// The answer of `check-certificate`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOutcome {
+    /// The certificate proves the file safe.
+    Valid,
+    /// The certificate is rejected, with the reason.
+    Invalid(String),
+    /// No answer within the time or memory limit.
+    Unknown(String),
+}
+
+/// Checks a certificate (any CPA) against `file` from scratch: every semantic option
+/// comes from the certificate's header, which must name this file's content; heap
+/// certificates are decoded with the SCG library this checker loads
+/// ([`super::heap_cert::decode`]). Front-end errors are `Err(exit code)`.
 pub fn check_certificate(
     file: &Path,
     cert_file: &Path,
-    malloc_never_fails: bool,
-) -> Result<Result<(), String>, i32> {
-    let prog = load_for_verification(file, malloc_never_fails)?;
-    let bytes = match std::fs::read(cert_file) {
-        Ok(t) => t,
-        Err(e) => return Ok(Err(format!("cannot read {}: {e}", cert_file.display()))),
+    args: &CheckArgs,
+) -> Result<CheckOutcome, i32> {
+    let started = std::time::Instant::now();
+    let deadline = args
+        .timeout
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map(|t| started + Duration::from_secs_f64(t));
+    let invalid = |e: String| Ok(CheckOutcome::Invalid(e));
+    let reader = match crate::cert::Reader::open(cert_file) {
+        Ok(r) => r,
+        Err(e) => return invalid(e),
     };
-    /// Only the CPA name: the rest is skipped without being stored.
-    #[derive(serde::Deserialize)]
-    struct Header {
-        #[serde(default)]
-        cpa: String,
+    let h = reader.header.clone();
+    if let Err(e) = h.check_input(file) {
+        return invalid(e);
     }
-    let cpa = match serde_json::from_slice::<Header>(&bytes) {
-        Ok(h) => h.cpa,
-        Err(e) => return Ok(Err(format!("not a certificate (JSON): {e}"))),
-    };
-    if cpa == HEAP_CPA_NAME || cpa == HEAP_SPLIT_CPA_NAME {
-        let cert: HeapCertificate = match serde_json::from_slice(&bytes) {
-            Ok(c) => c,
-            Err(e) => return Ok(Err(format!("not a `{HEAP_CPA_NAME}` certificate: {e}"))),
-        };
-        drop(bytes);
-        // `verify` proves the program with its bounded objects promoted to globals
-        // when it can, the program as written otherwise: either proof is one of the
-        // original program
-        if let Some(promoted) = crate::promote::promote(&prog) {
-            match check_heap_certificate(&promoted.program, &cert) {
-                Ok(()) => return Ok(Ok(())),
-                Err(as_promoted) => {
-                    return Ok(check_heap_certificate(&prog, &cert).map_err(|as_written| {
-                        format!("{as_written} (with the bounded objects promoted to globals: {as_promoted})")
-                    }))
-                }
+    if args.malloc_never_fails && !h.malloc_never_fails {
+        return invalid(
+            "--malloc-never-fails was given, but the certificate was written without it (allocation may fail)"
+                .into(),
+        );
+    }
+    let prog = load_for_verification(file, h.malloc_never_fails)?;
+    let prog = match h.program {
+        ProgramVariant::AsWritten => prog,
+        ProgramVariant::Promoted => match crate::promote::promote(&prog) {
+            Some(p) => p.program,
+            None => {
+                return invalid(
+                    "the certificate is of the promoted program, but this file has nothing to promote"
+                        .into(),
+                )
             }
-        }
-        return Ok(check_heap_certificate(&prog, &cert));
-    }
-    let cert: PredCertificate = match serde_json::from_slice(&bytes) {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(format!("not a predicate-abstraction certificate: {e}"))),
+        },
     };
-    Ok(check_parsed(&prog, &cert))
+    let limit = |e: crate::cert::CertError| match e {
+        crate::cert::CertError::Timeout | crate::cert::CertError::OutOfMemory => {
+            CheckOutcome::Unknown(e.to_string())
+        }
+        e => CheckOutcome::Invalid(e.to_string()),
+    };
+    let split = h.cpa == HEAP_SPLIT_CPA_NAME;
+    if h.cpa == HEAP_CPA_NAME || split {
+        let lattice = match crate::scg::Lattice::load(None) {
+            Ok(l) => l,
+            Err(es) => {
+                let es: Vec<String> = es.iter().map(|e| e.to_string()).collect();
+                return invalid(format!("the SCG library does not load: {}", es.join("; ")));
+            }
+        };
+        let ours = lattice.library().sha256();
+        if h.scg_library_sha256.as_deref() != Some(ours) {
+            return invalid(format!(
+                "the certificate was written with another SCG library (SHA-256 {}; this checker has {ours})",
+                h.scg_library_sha256.as_deref().unwrap_or("none")
+            ));
+        }
+        let body: super::heap_cert::HeapBody = match reader.body() {
+            Ok(b) => b,
+            Err(e) => return invalid(e),
+        };
+        if body.len() != h.nodes {
+            return invalid(format!(
+                "the header announces {} nodes, the body has {}",
+                h.nodes,
+                body.len()
+            ));
+        }
+        let cert = match super::heap_cert::decode(&prog, &lattice, &h.cpa, &body) {
+            Ok(c) => c,
+            Err(e) => return invalid(e),
+        };
+        drop(body);
+        return Ok(
+            match check_heap_certificate_until(&prog, &cert, split, deadline, args.memory_limit) {
+                Ok(()) => CheckOutcome::Valid,
+                Err(e) => limit(e),
+            },
+        );
+    }
+    if h.cpa != "predabs" {
+        return invalid(format!("certificate of an unknown CPA `{}`", h.cpa));
+    }
+    let cert: PredCertificate = match reader.body() {
+        Ok(c) => c,
+        Err(e) => return invalid(e),
+    };
+    Ok(match check_parsed(&prog, &cert) {
+        Ok(()) => CheckOutcome::Valid,
+        Err(e) => CheckOutcome::Invalid(e),
+    })
 }
 
 /// Validates the format, precision and states of a certificate, then runs
 /// [`crate::cert::check`] with a fresh [`PredAbs`].
 pub fn check_parsed(prog: &crate::cfa::Program, cert: &PredCertificate) -> Result<(), String> {
-    if cert.format != "shapemc-certificate-1" {
+    if cert.format != crate::cert::FORMAT {
         return Err(format!("unknown certificate format `{}`", cert.format));
     }
     if cert.cpa != "predabs" {
@@ -527,18 +657,22 @@ pub fn check_parsed(prog: &crate::cfa::Program, cert: &PredCertificate) -> Resul
     check(&PredAbs::new(10_000), prog, cert).map_err(|e| e.to_string())
 }
 
-/// `shapemc check-certificate FILE CERT`: prints `VALID` (exit 0) or `INVALID: reason`
-/// (exit 1); front-end errors exit 2/3.
-pub fn run_check_certificate(file: &Path, cert_file: &Path, malloc_never_fails: bool) -> i32 {
-    match check_certificate(file, cert_file, malloc_never_fails) {
+/// `shapemc check-certificate FILE CERT`: prints `VALID` (exit 0), `INVALID: reason`
+/// (exit 1) or `UNKNOWN: reason` (exit 20, a limit); front-end errors exit 2/3.
+pub fn run_check_certificate(file: &Path, cert_file: &Path, args: &CheckArgs) -> i32 {
+    match check_certificate(file, cert_file, args) {
         Err(code) => code,
-        Ok(Ok(())) => {
+        Ok(CheckOutcome::Valid) => {
             println!("VALID");
             0
         }
-        Ok(Err(e)) => {
+        Ok(CheckOutcome::Invalid(e)) => {
             println!("INVALID: {e}");
             1
+        }
+        Ok(CheckOutcome::Unknown(e)) => {
+            println!("UNKNOWN: {e}");
+            exit::UNKNOWN
         }
     }
 }

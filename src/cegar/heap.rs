@@ -45,7 +45,7 @@ use crate::explicit::{
 };
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::scg::{fine_tune, EnabledSets, Lattice, Scg, TrackingDef};
-use crate::shape::{class_for, Known, ShapeCpa, ShapePrec, ShapeState};
+use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
 use crate::smt::atoms::Operand;
 use crate::tvla::ShapeClass;
 use serde::{Deserialize, Serialize};
@@ -589,6 +589,9 @@ pub struct HeapAbstraction {
     loop_heads: BTreeSet<Node>,
     /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
     deadline: std::cell::Cell<Option<std::time::Instant>>,
+    /// The body of the last certificate [`Abstraction::seal`] produced (what `verify`
+    /// writes): taken with [`HeapAbstraction::take_sealed`].
+    sealed: RefCell<Option<super::heap_cert::HeapBody>>,
     /// Counters for the report.
     pub abstractions: usize,
     pub fine_tune_calls: usize,
@@ -663,13 +666,15 @@ fn shape_prec_for(
     counters: &[String],
 ) -> ShapePrec {
     let class = |m: &Scg| {
-        let mut c = class_for(prog, s, lat, m, d);
-        c.partial_join = join;
-        if uninit {
-            c = crate::shape::with_uninit_preds(c);
+        super::heap_cert::ClassRecipe {
+            strukt: s,
+            scg: m.clone(),
+            d: d.clone(),
+            partial_join: join,
+            uninit,
+            counters: counters.to_vec(),
         }
-        c.counters = counters.to_vec();
-        c
+        .generate(prog, lat)
     };
     let mut p = base.clone();
     p.set_global(s, class(m));
@@ -894,6 +899,7 @@ impl HeapAbstraction {
             inner_collector: RefCell::new(SampleCollector::new(inner_threshold(th))),
             loop_heads: loop_heads(prog),
             deadline: std::cell::Cell::new(None),
+            sealed: RefCell::new(None),
             abstractions: 0,
             fine_tune_calls: 0,
             fine_tune_oracle_calls: 0,
@@ -1140,6 +1146,44 @@ impl HeapAbstraction {
                 format!("struct {name}: SCG {m} → {m2}")
             }
         }
+    }
+
+    /// The recipe of every shape class the current precision uses (per struct type,
+    /// the type's SCG and, under `--local-scg`, each per-function SCG), which
+    /// certificates name classes by ([`super::heap_cert`]).
+    pub fn class_recipes(&self) -> Vec<super::heap_cert::ClassRecipe> {
+        let mut out = Vec::new();
+        for (s, m) in &self.types {
+            let TypeMode::Shape { scg, d } = m else {
+                continue;
+            };
+            let local = self.fn_scg.get(s).into_iter().flat_map(|f| f.values());
+            for m in std::iter::once(scg).chain(local) {
+                let r = super::heap_cert::ClassRecipe {
+                    strukt: *s,
+                    scg: m.clone(),
+                    d: d.clone(),
+                    partial_join: self.joins(*s),
+                    uninit: !self.options.per_variable_uninit,
+                    counters: self.counters.get(s).cloned().unwrap_or_default(),
+                };
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// The body of the certificate the last SAFE verdict checked (see
+    /// [`super::heap_cert`]), once.
+    pub fn take_sealed(&self) -> Option<super::heap_cert::HeapBody> {
+        self.sealed.take()
+    }
+
+    /// SHA-256 of the SCG library the classes come from (None: no library).
+    pub fn library_sha256(&self) -> Option<String> {
+        self.lattice.as_ref().map(|l| l.library().sha256().to_string())
     }
 
     /// Whether the regions of type `s` use the partial join: by default under SCG
@@ -1585,12 +1629,15 @@ impl HeapAbstraction {
             }
             calls += 1;
             tracing::trace!(target: "shapemc::shape::path", "FineTune candidate {cand}");
-            let mut c = class_for(prog, s, lat, cand, d);
-            c.partial_join = join;
-            if uninit {
-                c = crate::shape::with_uninit_preds(c);
+            let c = super::heap_cert::ClassRecipe {
+                strukt: s,
+                scg: cand.clone(),
+                d: d.clone(),
+                partial_join: join,
+                uninit,
+                counters: counters.clone(),
             }
-            c.counters = counters.clone();
+            .generate(prog, lat);
             replay.rules_out(prog, &base, s, c)
         };
         let name = struct_name(prog, s);
@@ -1708,6 +1755,25 @@ impl Abstraction for HeapAbstraction {
     fn set_deadline(&self, deadline: Option<std::time::Instant>) {
         self.deadline.set(deadline);
         self.cpa.pred.set_deadline(deadline);
+    }
+    /// Encodes the certificate with the class recipes of the run and decodes it as
+    /// `check-certificate` does (every class regenerated from the library), keeping the
+    /// body for [`HeapAbstraction::take_sealed`].
+    fn seal(&self, prog: &Program, cert: HeapCertificate) -> Result<HeapCertificate, String> {
+        let empty;
+        let lat = match &self.lattice {
+            Some(l) => l,
+            None => {
+                empty = Lattice::new(crate::scg::Library::default());
+                &empty
+            }
+        };
+        let body = super::heap_cert::encode(prog, lat, &self.class_recipes(), &cert)?;
+        let cpa = cert.cpa.clone();
+        drop(cert);
+        let back = super::heap_cert::decode(prog, lat, &cpa, &body)?;
+        self.sealed.replace(Some(body));
+        Ok(back)
     }
     fn final_scg(&self, prog: &Program) -> BTreeMap<String, String> {
         self.types
@@ -2102,7 +2168,7 @@ pub fn validate_explicit(prog: &Program, s: &ExplicitState) -> Result<(), String
 /// Validates the precision and states of a certificate of [`HeapCpa`], then runs
 /// [`crate::cert::check`] with a fresh [`HeapCpa`].
 pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
-    if cert.format != "shapemc-certificate-1" {
+    if cert.format != crate::cert::FORMAT {
         return Err(format!("unknown certificate format `{}`", cert.format));
     }
     let split = cert.cpa == HEAP_SPLIT_CPA_NAME;
@@ -2112,6 +2178,31 @@ pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<
             cert.cpa
         ));
     }
+    check_heap_certificate_until(prog, cert, split, None, None).map_err(|e| e.to_string())
+}
+
+/// [`check_heap_certificate`] with the CPA variant given (`split`: one shape structure
+/// per state) and [`crate::cert::check_until`]'s limits.
+pub fn check_heap_certificate_until(
+    prog: &Program,
+    cert: &HeapCertificate,
+    split: bool,
+    deadline: Option<std::time::Instant>,
+    memory_limit_mb: Option<u64>,
+) -> Result<(), crate::cert::CertError> {
+    let bad = |e: String| crate::cert::CertError::Node(0, e);
+    validate_heap_certificate(prog, cert).map_err(bad)?;
+    crate::cert::check_until(
+        &HeapCpa::new(prog, 10_000, split),
+        prog,
+        cert,
+        deadline,
+        memory_limit_mb,
+    )
+}
+
+/// The well-formedness checks of [`check_heap_certificate`] (indices and names).
+fn validate_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
     cert.precision.pred.validate(prog)?;
     let ep = &cert.precision.explicit;
     if ep
@@ -2142,8 +2233,7 @@ pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<
             }
         }
     }
-    validate_shape(prog, cert)?;
-    crate::cert::check(&HeapCpa::new(prog, 10_000, split), prog, cert).map_err(|e| e.to_string())
+    validate_shape(prog, cert)
 }
 
 /// Checks the shape parts of a certificate name existing struct types, variables and

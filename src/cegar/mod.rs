@@ -19,6 +19,7 @@
 
 pub mod cli;
 pub mod heap;
+pub mod heap_cert;
 pub mod predicates;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
@@ -168,6 +169,17 @@ pub trait Abstraction {
     /// Called once per build with the deadline (so domains can bound their own solver
     /// calls). Default: nothing.
     fn set_deadline(&self, _deadline: Option<Instant>) {}
+    /// Turns a complete ART's certificate into the form `check-certificate` reads back
+    /// (heap abstractions: every shape class regenerated from its recipe), so that the
+    /// SAFE gate checks exactly what a user re-checks. Default: unchanged.
+    #[allow(clippy::type_complexity)]
+    fn seal(
+        &self,
+        _prog: &Program,
+        cert: Certificate<<Self::Cpa as Cpa>::State, <Self::Cpa as Cpa>::Prec>,
+    ) -> Result<Certificate<<Self::Cpa as Cpa>::State, <Self::Cpa as Cpa>::Prec>, String> {
+        Ok(cert)
+    }
     /// The final SCG (or tracking mode) per struct type, for statistics. Default: none.
     fn final_scg(&self, _prog: &Program) -> std::collections::BTreeMap<String, String> {
         Default::default()
@@ -512,6 +524,13 @@ where
                     abs.precision(),
                     &placeholder,
                 );
+                let cert = match abs.seal(prog, cert) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::error!("bug: the certificate of a complete ART cannot be sealed: {e}");
+                        give_up!(format!("certificate could not be written: {e}"));
+                    }
+                };
                 let checker = abs.checker();
                 let res = check_until(&checker, prog, &cert, deadline, opts.memory_limit_mb);
                 stats.time_cert_check_s += t.elapsed().as_secs_f64();

@@ -21,6 +21,7 @@ use super::parse::{parse_dsl, ParseError};
 use super::TrackingDef;
 use crate::tvla::class::{PredDef, ShapeClass};
 use crate::tvla::formula::{Formula, PredSym};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -86,6 +87,9 @@ pub struct Library {
     /// (finer, coarser) -> role maps along refinement paths (coarser role -> finer role),
     /// for finer != coarser.
     maps: BTreeMap<String, BTreeMap<String, Vec<RoleMap>>>,
+    /// SHA-256 (hex) of the sources the library was read from, file names (without
+    /// directories) and contents in load order; certificates record it.
+    hash: String,
 }
 
 /// The library directory: `cli_dir` if given, else `$SHAPEMC_SCG_LIBRARY`, else the
@@ -146,7 +150,10 @@ impl Library {
     ) -> Result<Library, Vec<LibraryError>> {
         let mut entries = Vec::new();
         let mut errs = Vec::new();
+        let mut hasher = Sha256::new();
         for (file, src) in sources {
+            let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+            hash_source(&mut hasher, name.as_deref().unwrap_or(""), &src);
             match parse_dsl(&src) {
                 Ok(ss) => entries.extend(ss.into_iter().map(|s| (file.clone(), s))),
                 Err(e) => errs.push(LibraryError::parse(&file, e)),
@@ -155,7 +162,15 @@ impl Library {
         if !errs.is_empty() {
             return Err(errs);
         }
-        Library::build(entries)
+        let mut lib = Library::build(entries)?;
+        lib.hash = hex(&hasher.finalize());
+        Ok(lib)
+    }
+
+    /// SHA-256 (hex) of the library's sources (see [`Library::from_sources`]): two
+    /// libraries with the same hash generate the same shape classes.
+    pub fn sha256(&self) -> &str {
+        &self.hash
     }
 
     /// This library plus the structures of one more file, which replace same-named
@@ -170,7 +185,12 @@ impl Library {
             }
         }
         entries.extend(new.into_iter().map(|s| (file.to_path_buf(), s)));
-        Library::build(entries)
+        let mut lib = Library::build(entries)?;
+        let mut hasher = Sha256::new();
+        hasher.update(self.hash.as_bytes());
+        hash_source(&mut hasher, &file.display().to_string(), src);
+        lib.hash = hex(&hasher.finalize());
+        Ok(lib)
     }
 
     fn build(entries: Vec<(PathBuf, StructureDef)>) -> Result<Library, Vec<LibraryError>> {
@@ -196,6 +216,7 @@ impl Library {
         let mut lib = Library {
             structures,
             maps: BTreeMap::new(),
+            hash: String::new(),
         };
         if errs.is_empty() {
             lib.check_refinements(&mut errs);
@@ -779,6 +800,19 @@ pub fn instantiate(
         }
     }
     c
+}
+
+/// Feeds one source file (name and text, each length-prefixed) into `h`.
+fn hash_source(h: &mut Sha256, name: &str, src: &str) {
+    for part in [name, src] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

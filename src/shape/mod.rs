@@ -83,6 +83,12 @@ mod tests;
 pub use heap::{heap_to_shape, heap_to_shape_state};
 pub use ops::convert_comp;
 
+/// The field a field assertion `field rel constant` (`NULL` is 0) is about; `None` if
+/// the text is not of that form.
+pub fn assertion_field(a: &str) -> Option<String> {
+    ops::parse_assertion_pub(a).map(|(f, _)| f)
+}
+
 use crate::cfa::{Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::scg::{Lattice, Scg, TrackingDef};
