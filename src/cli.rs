@@ -95,6 +95,10 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: crate::simulate::SimFormat,
+        /// Wall-clock budget in seconds: the process ends with UNKNOWN (exit 20) a few
+        /// seconds after it, whatever it is doing.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
     },
     /// Print the control-flow automaton the front end builds for a C file.
     Cfa {
@@ -142,8 +146,12 @@ pub enum ScgMode {
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     match cli.command {
-        Command::Verify { file, cegar } => crate::cegar::cli::run_verify(&file, &cegar),
+        Command::Verify { file, cegar } => {
+            crate::diag::start_watchdog(cegar.timeout, "verify");
+            crate::cegar::cli::run_verify(&file, &cegar)
+        }
         Command::CheckCertificate { file, cert, args } => {
+            crate::diag::start_watchdog(args.timeout, "check-certificate");
             crate::cegar::cli::run_check_certificate(&file, &cert, &args)
         }
         Command::Samples {
@@ -164,7 +172,9 @@ pub fn run(cli: Cli) -> i32 {
             replay,
             trace,
             format,
+            timeout,
         } => {
+            crate::diag::start_watchdog(timeout, "simulate");
             let o = crate::simulate::SimOptions {
                 runs,
                 seed,

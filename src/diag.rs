@@ -86,3 +86,38 @@ pub fn resident_mib() -> Option<u64> {
     let page = if page > 0 { page as u64 } else { 4096 };
     Some(pages.saturating_mul(page) / (1024 * 1024))
 }
+
+/// Seconds past `--timeout` after which [`start_watchdog`] ends the process.
+pub const WATCHDOG_GRACE_S: f64 = 3.0;
+
+/// A hard deadline for the whole process: `timeout_s` (plus [`WATCHDOG_GRACE_S`])
+/// after the call, a background thread prints `UNKNOWN: time limit ...` and ends the
+/// process with exit code 20, whatever the other threads do (the run's own deadline
+/// normally ends it first; this is the last resort for a solver that ignores its
+/// timeout, such as Z3 4.8's timer threads deadlocking). It writes with `write(2)` and
+/// leaves with `_exit(2)`: no lock another thread may hold and no exit handler is
+/// touched. Nothing happens for `None` or a non-positive or non-finite timeout.
+pub fn start_watchdog(timeout_s: Option<f64>, what: &'static str) {
+    let Some(t) = timeout_s.filter(|t| t.is_finite() && *t > 0.0) else {
+        return;
+    };
+    let limit = std::time::Duration::from_secs_f64((t + WATCHDOG_GRACE_S).min(1e9));
+    let spawned = std::thread::Builder::new()
+        .name("watchdog".into())
+        .spawn(move || {
+            std::thread::sleep(limit);
+            let msg = format!(
+                "UNKNOWN: time limit ({what} did not end within --timeout {t} s; stopped by the watchdog)\n"
+            );
+            // SAFETY: write(2) on the standard descriptors with a valid buffer, then
+            // _exit(2), which never returns; both are async-signal-safe.
+            unsafe {
+                libc::write(1, msg.as_ptr().cast(), msg.len());
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                libc::_exit(exit::UNKNOWN);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("no watchdog thread: {e}");
+    }
+}

@@ -687,6 +687,7 @@ mod tests {
             stats: Default::default(),
             certificate: None,
             heap_certificate: None,
+            certificate_file: None,
             counterexample: Some(crate::simulate::Counterexample {
                 format: crate::simulate::Counterexample::FORMAT.into(),
                 file: "x.c".into(),
