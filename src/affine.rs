@@ -13,14 +13,42 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A set of points of ℚⁿ given by linear equalities, or ⊥ (no point).
+/// A set of points of ℚⁿ given by linear equalities, or ⊥ (no point). Read back from
+/// JSON through [`Affine::add_eq`] (rows of the wrong width are an error), so a read
+/// value is in canonical form whatever the input says.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "AffineRepr")]
 pub struct Affine {
     dims: usize,
     /// Each row: `dims` coefficients, then the constant (`Σ row[i]·xᵢ = row[dims]`).
     /// Reduced row-echelon form, pivots increasing; empty = ⊤.
     rows: Vec<Vec<i128>>,
     bottom: bool,
+}
+
+/// The serialised form of [`Affine`], as written.
+#[derive(Deserialize)]
+struct AffineRepr {
+    dims: usize,
+    rows: Vec<Vec<i128>>,
+    bottom: bool,
+}
+
+impl TryFrom<AffineRepr> for Affine {
+    type Error = String;
+    fn try_from(r: AffineRepr) -> Result<Affine, String> {
+        if r.bottom {
+            return Ok(Affine::bottom(r.dims));
+        }
+        let mut a = Affine::top(r.dims);
+        for row in &r.rows {
+            match row.split_last() {
+                Some((k, coeffs)) if coeffs.len() == r.dims => a.add_eq(coeffs, *k),
+                _ => return Err(format!("affine: a row of width {} over {} unknowns", row.len(), r.dims)),
+            }
+        }
+        Ok(a)
+    }
 }
 
 fn gcd(a: i128, b: i128) -> i128 {
@@ -449,5 +477,15 @@ mod tests {
             prop_assert_eq!(b.value_of(2).map(|(n, d)| n / d), Some(v));
             prop_assert_eq!(b.value_of(0).map(|(n, d)| n / d), Some(x[0]));
         }
+    }
+
+    #[test]
+    fn malformed_rows_are_an_error_when_read_not_a_panic() {
+        let bad = r#"{"dims":2,"rows":[[1,2,3,4]],"bottom":false}"#;
+        assert!(serde_json::from_str::<Affine>(bad).is_err());
+        // rows are re-derived: a non-canonical row is normalised
+        let a: Affine = serde_json::from_str(r#"{"dims":2,"rows":[[2,4,6]],"bottom":false}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.rows(), &[vec![1, 2, 3]]);
     }
 }

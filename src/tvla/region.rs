@@ -386,9 +386,19 @@ impl<'de> Deserialize<'de> for ShapeRegion {
         if !r.counts.is_empty() && r.counts.len() != r.structures.len() {
             return Err(serde::de::Error::custom("one count per structure expected"));
         }
+        let nv = class.counters.len();
+        if nv == 0 && !r.counts.is_empty() {
+            return Err(serde::de::Error::custom("counts in a class without counters"));
+        }
         for (i, s) in r.structures.iter().enumerate() {
             let t = s.build(&class).map_err(serde::de::Error::custom)?;
-            out.insert_counted(t, r.counts.get(i).cloned());
+            let counts = r.counts.get(i).cloned();
+            if counts.as_ref().is_some_and(|a| a.dims() != nv + t.len()) {
+                return Err(serde::de::Error::custom(
+                    "counts of a width other than the counters and nodes",
+                ));
+            }
+            out.insert_counted(t, counts);
         }
         Ok(out)
     }
