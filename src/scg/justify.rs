@@ -6,11 +6,13 @@
 //! accepts a constraint only after it held on *every* concrete heap up to a small
 //! bound: the cells `0..n` for each `n <= K` (K = 3 with at most two relevant roles,
 //! 2 with more, lowered while the count exceeds [`HEAP_BUDGET`]), each relevant role
-//! field of each cell NULL or any cell, and each of the tracked pointers
-//! [`TRACKED`] (when the constraint or the predicates it reads mention `pt` or `ptd`)
-//! NULL or any cell. The instrumentation predicates of the constraint's family are
-//! computed from their definitions on each heap. This is a bounded check, not a
-//! proof: it catches wrong constraints with small counterexamples.
+//! field of each cell NULL or any cell, and each of the tracked pointers [`TRACKED`]
+//! NULL or any cell. Relevant are the roles the constraint reads, directly or through
+//! the family's predicates; the pointers are there when the constraint has pointer
+//! placeholders or reads `pt`/`ptd`, and its placeholders range over them. The
+//! instrumentation predicates of the constraint's family are computed from their
+//! definitions on each heap. This is a bounded check, not a proof: it catches wrong
+//! constraints with small counterexamples.
 
 use super::dsl::{Constraint, FamilyDef, StructureDef};
 use super::lattice::RoleBinding;
@@ -68,9 +70,7 @@ pub fn justify(s: &StructureDef, fam: &FamilyDef, k: &Constraint) -> Result<Just
     // reference check matches them)
     let mut names: BTreeSet<String> = BTreeSet::new();
     let mut todo: Vec<&Formula> = vec![&k.formula];
-    let mut used: Vec<&Formula> = Vec::new();
     while let Some(f) = todo.pop() {
-        used.push(f);
         for p in f.preds() {
             if names.insert(p.name.clone()) {
                 todo.extend(
@@ -83,7 +83,9 @@ pub fn justify(s: &StructureDef, fam: &FamilyDef, k: &Constraint) -> Result<Just
         }
     }
     let roles: Vec<&String> = s.roles.iter().filter(|r| names.contains(*r)).collect();
-    let ptrs: &[&str] = if names.contains("pt") || names.contains("ptd") {
+    // the constraint's placeholders, instantiated with every tracked pointer
+    let ph: Vec<String> = placeholders_in(&k.formula, fam).into_iter().collect();
+    let ptrs: &[&str] = if !ph.is_empty() || names.contains("pt") || names.contains("ptd") {
         &TRACKED
     } else {
         &[]
@@ -113,7 +115,6 @@ pub fn justify(s: &StructureDef, fam: &FamilyDef, k: &Constraint) -> Result<Just
     let d = TrackingDef::new(ptrs.iter().copied(), ptrs.iter().copied(), []);
     let class = instantiate(&only, &[fam.name.clone()].into(), &binding, &d);
     // the constraint's instances, one per assignment of its placeholders
-    let ph: Vec<String> = placeholders_in(&k.formula, fam).into_iter().collect();
     let instances: Vec<(String, Formula)> = assignments(&ph, &d)
         .into_iter()
         .map(|a| {
@@ -301,6 +302,14 @@ mod tests {
             .unwrap_err();
         assert!(e.ends_with("(with x = p1)"), "{e}");
         assert!(e.contains("p1 = c0"), "{e}");
+        // a placeholder whose predicate ignores the pointer still gets instances
+        assert_eq!(
+            check("pred p[x](v) := sm(v);\n    constraint A v. p[x](v);"),
+            Err(
+                "constraint does not hold on every heap: heap {c0; p1 = NULL, p2 = NULL} (with x = p1)"
+                    .into()
+            )
+        );
     }
 
     #[test]
