@@ -280,6 +280,23 @@ fn cli_list_and_check() {
         "{err}"
     );
 
+    // a constraint that some heap falsifies is rejected at its position
+    let unsound = dir.join("unsound.scg");
+    std::fs::write(
+        &unsound,
+        "structure unsound {\n  roles next;\n  requires acyclic_list(next);\n  family f {\n    pred c[next](v) := TC(a, b: next(a, b))(v, v);\n    constraint A v. !c[next](v);\n  }\n}\n",
+    )
+    .unwrap();
+    let (rc, _, err) = shapemc(&["scg", "check", unsound.to_str().unwrap()]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "{}:6:5: constraint does not hold on every heap: heap {{c0.next = c0}}",
+            unsound.display()
+        )),
+        "{err}"
+    );
+
     let syntax = dir.join("syntax.scg");
     std::fs::write(&syntax, "structure s {\n  roles next\n}\n").unwrap();
     let (rc, _, err) = shapemc(&["scg", "check", syntax.to_str().unwrap()]);

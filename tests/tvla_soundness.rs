@@ -1,13 +1,17 @@
 //! Soundness harness for the TVLA core: on random small concrete heaps, the concrete
 //! post of every pointer operation (and of short operation sequences) must embed into
 //! some structure of the abstract post of the canonical abstraction; plus algebraic laws
-//! of canonical form, embedding and region join.
+//! of canonical form, embedding and region join. The concrete post comes from
+//! `post_concrete` and, independently of the library's update code, from the test's own
+//! semantics on plain cell vectors (`Heap::exec`, the `*_per_oracle` tests).
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use shapemc::tvla::families as fam;
 use shapemc::tvla::{
     post, post_concrete, Fact, PredSym, PtrOp, ShapeClass, ShapeRegion, Structure,
 };
+use std::cell::Cell;
 
 const VARS: [&str; 3] = ["x", "y", "t"];
 
@@ -325,4 +329,276 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- concrete oracle
+//
+// The tests above compare `post` with `post_concrete`, which share the update code:
+// a wrong update on both sides passes. The tests below run each operation on the
+// generated heap with the test's own semantics (plain vectors of cells), build the
+// structure of the result with `from_concrete` (instrumentation computed from the
+// definitions), and check the embedding theorem against `post` of the abstraction of
+// the original heap. They count the cases that reached the embedding check, so they
+// cannot pass vacuously (every case blocked by an assume or a NULL dereference).
+
+/// The outcome of an operation on a concrete heap.
+#[derive(Debug)]
+enum Step {
+    /// The successor heap.
+    Next(Heap),
+    /// The operation dereferences this NULL variable (no successor).
+    NullDeref(String),
+    /// An `assume` that does not hold (no successor).
+    Blocked,
+}
+
+impl Heap {
+    fn var(x: &str) -> usize {
+        VARS.iter()
+            .position(|v| *v == x)
+            .unwrap_or_else(|| panic!("variable {x}"))
+    }
+    fn field(&self, f: &str) -> usize {
+        fields(self.kind)
+            .iter()
+            .position(|g| *g == f)
+            .unwrap_or_else(|| panic!("field {f}"))
+    }
+    /// `op` on this heap; a cell `malloc` returns has data bit `fresh` and NULL fields,
+    /// `free` removes the cell and every pointer and field to it becomes NULL (the
+    /// dangling pointers of `PtrOp::Free`).
+    fn exec(&self, op: &PtrOp, fresh: bool) -> Step {
+        let mut h = self.clone();
+        let at = |x: &str| self.ptrs[Heap::var(x)];
+        match op {
+            PtrOp::AssignNull { x } => h.ptrs[Heap::var(x)] = None,
+            PtrOp::Copy { x, y } => h.ptrs[Heap::var(x)] = at(y),
+            PtrOp::Load { x, y, field } => match at(y) {
+                None => return Step::NullDeref(y.clone()),
+                Some(c) => h.ptrs[Heap::var(x)] = self.links[self.field(field)][c],
+            },
+            PtrOp::StoreNull { x, field } => match at(x) {
+                None => return Step::NullDeref(x.clone()),
+                Some(c) => h.links[self.field(field)][c] = None,
+            },
+            PtrOp::Store { x, field, y } => match at(x) {
+                None => return Step::NullDeref(x.clone()),
+                Some(c) => h.links[self.field(field)][c] = at(y),
+            },
+            PtrOp::Malloc { x } => {
+                let c = h.n;
+                h.n += 1;
+                h.links.iter_mut().for_each(|l| l.push(None));
+                h.data.push(fresh);
+                h.ptrs[Heap::var(x)] = Some(c);
+            }
+            PtrOp::Free { x } => {
+                if let Some(c) = at(x) {
+                    let gone = |t: Option<usize>| match t {
+                        Some(t) if t == c => None,
+                        Some(t) if t > c => Some(t - 1),
+                        t => t,
+                    };
+                    h.n -= 1;
+                    h.ptrs = self.ptrs.iter().map(|p| gone(*p)).collect();
+                    for l in &mut h.links {
+                        l.remove(c);
+                        l.iter_mut().for_each(|t| *t = gone(*t));
+                    }
+                    h.data.remove(c);
+                }
+            }
+            PtrOp::AssumeEq { x, y } if at(x) != at(y) => return Step::Blocked,
+            PtrOp::AssumeNe { x, y } if at(x) == at(y) => return Step::Blocked,
+            PtrOp::AssumeNull { x } if at(x).is_some() => return Step::Blocked,
+            PtrOp::AssumeNotNull { x } if at(x).is_none() => return Step::Blocked,
+            PtrOp::AssumeEq { .. }
+            | PtrOp::AssumeNe { .. }
+            | PtrOp::AssumeNull { .. }
+            | PtrOp::AssumeNotNull { .. } => {}
+            other => panic!("the oracle does not model {other:?}"),
+        }
+        Step::Next(h)
+    }
+}
+
+/// The pointer operations the oracle models (assumes less often, so that most cases
+/// have a successor).
+fn oracle_op(kind: Kind) -> impl Strategy<Value = PtrOp> {
+    let v = || proptest::sample::select(VARS.to_vec()).prop_map(|s| s.to_string());
+    let f = move || proptest::sample::select(fields(kind).to_vec()).prop_map(|s| s.to_string());
+    prop_oneof![
+        2 => v().prop_map(|x| PtrOp::AssignNull { x }),
+        2 => (v(), v()).prop_map(|(x, y)| PtrOp::Copy { x, y }),
+        4 => (v(), v(), f()).prop_map(|(x, y, field)| PtrOp::Load { x, y, field }),
+        2 => (v(), f()).prop_map(|(x, field)| PtrOp::StoreNull { x, field }),
+        4 => (v(), f(), v()).prop_map(|(x, field, y)| PtrOp::Store { x, field, y }),
+        2 => v().prop_map(|x| PtrOp::Malloc { x }),
+        2 => v().prop_map(|x| PtrOp::Free { x }),
+        1 => (v(), v()).prop_map(|(x, y)| PtrOp::AssumeEq { x, y }),
+        1 => (v(), v()).prop_map(|(x, y)| PtrOp::AssumeNe { x, y }),
+        1 => v().prop_map(|x| PtrOp::AssumeNull { x }),
+        1 => v().prop_map(|x| PtrOp::AssumeNotNull { x }),
+    ]
+}
+
+fn oracle_config(default_cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default_cases),
+        source_file: Some(file!()),
+        ..ProptestConfig::default()
+    }
+}
+
+/// Asserts the embedding theorem for one concrete successor `next` (a heap) of a
+/// heap whose abstraction has the abstract post `a`; `pc` is `post_concrete` of the
+/// original heap, which must represent `next` too.
+fn check_successor(
+    next: &Heap,
+    a: &[Structure],
+    pc: Option<&[Structure]>,
+    what: &dyn Fn() -> String,
+) -> Result<(), TestCaseError> {
+    let c = next.structure();
+    prop_assert!(
+        embeds_somewhere(&c, a),
+        "{}\nconcrete successor {}\nnot in the abstract post {:?}",
+        what(),
+        c,
+        a
+    );
+    // blur(c) ⊑ a needs a's abstraction values definite (see single_op_sound)
+    prop_assert!(
+        !a.iter().all(abs_definite) || embeds_somewhere(&c.blur(), a),
+        "{}\nblurred successor {}\nnot in the abstract post {:?}",
+        what(),
+        c.blur(),
+        a
+    );
+    if let Some(pc) = pc {
+        prop_assert!(
+            embeds_somewhere(&c, pc),
+            "{}\nconcrete successor {}\nnot in post_concrete {:?}",
+            what(),
+            c,
+            pc
+        );
+    }
+    Ok(())
+}
+
+/// Single operations against the oracle: the concrete successor (re-abstracted by
+/// `from_concrete`) embeds into the abstract post of blur(heap), and into
+/// `post_concrete` of the heap; a NULL dereference is reported by the abstract post.
+#[test]
+fn single_op_embeds_per_oracle() {
+    let config = oracle_config(300);
+    let cases = config.cases as usize;
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let (checked, deref, blocked) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
+    let strategy = heap().prop_flat_map(|h| {
+        let k = h.kind;
+        (Just(h), oracle_op(k), any::<bool>())
+    });
+    let result = runner.run(&strategy, |(h, o, fresh)| {
+        let s = h.structure();
+        let cls = class(h.kind, h.variant);
+        let a = post(&s.blur(), &cls, &o);
+        match h.exec(&o, fresh) {
+            Step::NullDeref(var) => {
+                deref.set(deref.get() + 1);
+                let e = shapemc::tvla::AbstractError::MayDerefNull { var };
+                prop_assert!(
+                    a.errors.contains(&e),
+                    "{:?} missed for {:?} on {:?}",
+                    e,
+                    o,
+                    h
+                );
+            }
+            Step::Blocked => blocked.set(blocked.get() + 1),
+            Step::Next(next) => {
+                checked.set(checked.get() + 1);
+                let pc = post_concrete(&s, &o);
+                check_successor(&next, &a.structures, Some(&pc.structures), &|| {
+                    format!("op {o:?} on {h:?}\nabstraction {}", s.blur())
+                })?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (c, d, b) = (checked.get(), deref.get(), blocked.get());
+    eprintln!("single_op_embeds_per_oracle: {c} embedding checks, {d} NULL dereferences, {b} blocked assumes");
+    // the oracle's successor exists in most cases (assumes are rare, pointers are
+    // non-NULL three times in four): the check cannot pass vacuously
+    assert!(
+        c >= cases / 2,
+        "only {c} of {cases} cases reached the embedding check"
+    );
+}
+
+/// Operation sequences against the oracle: after every step the concrete heap (run by
+/// the oracle) embeds into some structure of the abstract run from blur(heap).
+#[test]
+fn op_sequence_embeds_per_oracle() {
+    let config = oracle_config(150);
+    let cases = config.cases as usize;
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let (steps, full) = (Cell::new(0usize), Cell::new(0usize));
+    let strategy = heap().prop_flat_map(|h| {
+        let k = h.kind;
+        (
+            Just(h),
+            proptest::collection::vec((oracle_op(k), any::<bool>()), 1..=5),
+        )
+    });
+    let result = runner.run(&strategy, |(h, ops)| {
+        let cls = class(h.kind, h.variant);
+        let mut conc = h.clone();
+        let mut abst = vec![h.structure().blur()];
+        for (i, (o, fresh)) in ops.iter().enumerate() {
+            let mut na = Vec::new();
+            let mut aerr = Vec::new();
+            for a in &abst {
+                let r = post(a, &cls, o);
+                aerr.extend(r.errors);
+                na.extend(r.structures);
+            }
+            match conc.exec(o, *fresh) {
+                Step::NullDeref(var) => {
+                    let e = shapemc::tvla::AbstractError::MayDerefNull { var };
+                    prop_assert!(aerr.contains(&e), "{:?} missed after {:?}", e, &ops[..=i]);
+                    return Ok(());
+                }
+                Step::Blocked => return Ok(()),
+                Step::Next(next) => {
+                    steps.set(steps.get() + 1);
+                    check_successor(&next, &na, None, &|| {
+                        format!("ops {:?} from {h:?}", &ops[..=i])
+                    })?;
+                    conc = next;
+                }
+            }
+            abst = na;
+        }
+        full.set(full.get() + 1);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (s, f) = (steps.get(), full.get());
+    eprintln!(
+        "op_sequence_embeds_per_oracle: {s} embedding checks, {f} of {cases} runs to the end"
+    );
+    assert!(
+        s >= cases && f >= cases / 4,
+        "only {s} steps in {cases} cases reached the embedding check ({f} runs to the end)"
+    );
 }

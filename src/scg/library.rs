@@ -10,7 +10,8 @@
 //!   or roles, every placeholder its formula mentions is among its parameters, its
 //!   formula's free variables are its head variables; formulas only use `sm`,
 //!   `pt[<placeholder>]`, role fields (binary) and predicates of the same family;
-//! - constraints are closed and obey the same reference rules;
+//! - constraints are closed and obey the same reference rules, and each holds on every
+//!   concrete heap up to a small bound ([`super::justify`]): coerce trusts them;
 //! - `refines c (...)`: `c` exists, the role map covers exactly the roles of `c`
 //!   injectively, every family of `c` exists here with a superset of its (renamed)
 //!   predicates, abstraction predicates and constraints; the refinement graph is acyclic.
@@ -197,7 +198,11 @@ impl Library {
         let mut errs = Vec::new();
         let mut structures: BTreeMap<String, (PathBuf, StructureDef)> = BTreeMap::new();
         for (file, s) in entries {
+            let before = errs.len();
             check_structure(&file, &s, &mut errs);
+            if errs.len() == before {
+                justify_constraints(&file, &s, &mut errs);
+            }
             if let Some((f0, s0)) = structures.get(&s.name) {
                 errs.push(LibraryError::at(
                     &file,
@@ -615,8 +620,27 @@ fn check_structure(file: &Path, s: &StructureDef, errs: &mut Vec<LibraryError>) 
     }
 }
 
+/// Rejects every constraint of `s` that some small concrete heap falsifies
+/// ([`super::justify`]); `s` passed [`check_structure`].
+fn justify_constraints(file: &Path, s: &StructureDef, errs: &mut Vec<LibraryError>) {
+    for fam in &s.families {
+        for k in &fam.constraints {
+            match super::justify::justify(s, fam, k) {
+                Ok(j) => tracing::debug!(
+                    structure = %s.name,
+                    family = %fam.name,
+                    heaps = j.heaps,
+                    max_cells = j.max_cells,
+                    "constraint justified"
+                ),
+                Err(m) => errs.push(LibraryError::at(file, k.pos, m)),
+            }
+        }
+    }
+}
+
 /// Pointer placeholders of `fam` occurring as predicate parameters in `f`.
-fn placeholders_in(f: &Formula, fam: &FamilyDef) -> BTreeSet<String> {
+pub(super) fn placeholders_in(f: &Formula, fam: &FamilyDef) -> BTreeSet<String> {
     f.preds()
         .into_iter()
         .flat_map(|p| p.params)
@@ -681,7 +705,10 @@ fn check_refs(f: &Formula, s: &StructureDef, fam: &FamilyDef) -> Result<(), Stri
 }
 
 /// All assignments of `placeholders` to tracked pointers (cartesian product, sorted).
-fn assignments(placeholders: &[String], d: &TrackingDef) -> Vec<BTreeMap<String, String>> {
+pub(super) fn assignments(
+    placeholders: &[String],
+    d: &TrackingDef,
+) -> Vec<BTreeMap<String, String>> {
     let mut out = vec![BTreeMap::new()];
     for x in placeholders {
         let mut next = Vec::new();
@@ -699,7 +726,7 @@ fn assignments(placeholders: &[String], d: &TrackingDef) -> Vec<BTreeMap<String,
 
 /// The built-in `ptd(a)` ("some tracked pointer points to `a`") as the disjunction
 /// of `pt[x](a)` over T, in T's order (the form `tvla::families::segment` builds).
-fn expand_ptd(f: &Formula, d: &TrackingDef) -> Formula {
+pub(super) fn expand_ptd(f: &Formula, d: &TrackingDef) -> Formula {
     let ptrs: Vec<&str> = d.tracked().iter().map(|x| x.as_str()).collect();
     f.expand_pred("ptd", &|args| {
         crate::tvla::families::pointed(&ptrs, &args[0])
@@ -908,6 +935,41 @@ mod tests {
         let unbound = "structure s {\n  roles next, prev;\n  requires acyclic_list(next);\n}\n";
         assert!(first_err(&[("s.scg", unbound)])
             .starts_with("s.scg:1:1: role `prev` occurs in no `requires` clause"));
+    }
+
+    #[test]
+    fn constraints_must_hold_on_every_heap() {
+        let want = "s.scg:5:5: constraint does not hold on every heap: ";
+        // false everywhere, even on the empty heap
+        let e = first_err(&[("s.scg", &with_family("constraint 0;"))]);
+        assert_eq!(e, format!("{want}heap {{}}"));
+        // acyclicity is not a property of every heap (recognition checks it on the
+        // samples; it is no integrity constraint)
+        let e = first_err(&[(
+            "s.scg",
+            &with_family("constraint A v. !TC(a, b: next(a, b))(v, v);"),
+        )]);
+        assert_eq!(e, format!("{want}heap {{c0.next = c0}}"));
+        // a wrong claim about an instrumentation predicate, with its instance
+        let e = first_err(&[(
+            "s.scg",
+            &with_family(
+                "pred r[x, next](v) := E u. pt[x](u) & TC(a, b: next(a, b))(u, v);\n    constraint A v. r[x, next](v) -> !pt[x](v);",
+            ),
+        )]);
+        assert_eq!(
+            e,
+            "s.scg:6:5: constraint does not hold on every heap: heap {c0.next = c0; p1 = c0, p2 = NULL} (with x = p1)"
+        );
+        // valid ones load: sharing needs an incoming edge; fields are functions
+        let ok = with_family(
+            "pred is[next](v) := E a. E b. next(a, v) & next(b, v) & !(a == b);\n    constraint A v. is[next](v) -> (E a. next(a, v));\n    constraint A v. A w. A z. prev(v, w) & prev(v, z) -> w == z;",
+        );
+        assert!(
+            load(&[("s.scg", &ok)]).is_ok(),
+            "{:?}",
+            load(&[("s.scg", &ok)]).err()
+        );
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //!   ART coverage;
 //! - [`families`]: constructors of the instrumentation predicates the SCG library uses.
 //!
-//! Soundness is checked by `tests/tvla_soundness.rs` (concrete post embeds into the
-//! abstract post on random heaps); precision by `tests/tvla_fixpoint.rs`.
+//! Soundness is checked by `tests/tvla_soundness.rs` (on random heaps, the successor
+//! computed by the test's own concrete semantics, and `post_concrete`'s, embed into the
+//! abstract post); precision by `tests/tvla_fixpoint.rs`.
 
 pub mod analysis;
 pub mod class;
