@@ -44,7 +44,13 @@ impl TryFrom<AffineRepr> for Affine {
         for row in &r.rows {
             match row.split_last() {
                 Some((k, coeffs)) if coeffs.len() == r.dims => a.add_eq(coeffs, *k),
-                _ => return Err(format!("affine: a row of width {} over {} unknowns", row.len(), r.dims)),
+                _ => {
+                    return Err(format!(
+                        "affine: a row of width {} over {} unknowns",
+                        row.len(),
+                        r.dims
+                    ))
+                }
             }
         }
         Ok(a)

@@ -136,7 +136,10 @@ pub fn write_to<B: Serialize>(
     if compress {
         let mut z = zstd::Encoder::new(w, 3).map_err(|e| err(&e))?;
         write(&mut z)?;
-        z.finish().map_err(|e| err(&e))?.flush().map_err(|e| err(&e))
+        z.finish()
+            .map_err(|e| err(&e))?
+            .flush()
+            .map_err(|e| err(&e))
     } else {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, w);
         write(&mut w)?;
@@ -173,21 +176,22 @@ impl Reader {
             Box::new(r)
         };
         let mut de = serde_json::Deserializer::from_reader(input);
-        let header = Header::deserialize(&mut de).map_err(|e| {
-            format!("not a certificate (no `{FORMAT}` header): {e}")
-        })?;
+        let header = Header::deserialize(&mut de)
+            .map_err(|e| format!("not a certificate (no `{FORMAT}` header): {e}"))?;
         Ok(Reader { de, header })
     }
 
     /// Opens a certificate file and reads its header.
     pub fn open(path: &Path) -> Result<Reader, String> {
-        let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let f = std::fs::File::open(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Reader::new(f)
     }
 
     /// Reads the body (the rest of the input must be white space).
     pub fn body<B: DeserializeOwned>(mut self) -> Result<B, String> {
-        let b = B::deserialize(&mut self.de).map_err(|e| format!("malformed certificate body: {e}"))?;
+        let b =
+            B::deserialize(&mut self.de).map_err(|e| format!("malformed certificate body: {e}"))?;
         self.de
             .end()
             .map_err(|e| format!("malformed certificate: data after the body: {e}"))?;

@@ -52,7 +52,11 @@ fn check(file: &Path, header: &Value, body: &Value) -> CheckOutcome {
 
 /// A mutation: its name, the change, and a part of the reason it must be rejected
 /// with ("" for any reason).
-type Mutation = (&'static str, Box<dyn Fn(&mut Value, &mut Value)>, &'static str);
+type Mutation = (
+    &'static str,
+    Box<dyn Fn(&mut Value, &mut Value)>,
+    &'static str,
+);
 
 /// Index of the first node satisfying `p`.
 fn node_where(body: &Value, p: impl Fn(&Value) -> bool) -> usize {
@@ -66,7 +70,12 @@ fn node_where(body: &Value, p: impl Fn(&Value) -> bool) -> usize {
 
 /// The first (shape state, component key, structure entry) whose entry has counts.
 fn counted_entry(body: &Value) -> (usize, String, usize) {
-    for (i, sh) in body["shapes"].as_array().expect("shapes").iter().enumerate() {
+    for (i, sh) in body["shapes"]
+        .as_array()
+        .expect("shapes")
+        .iter()
+        .enumerate()
+    {
         for (k, c) in sh["comps"].as_object().expect("comps") {
             for (j, e) in c["structs"].as_array().expect("structs").iter().enumerate() {
                 if !e[1].is_null() && e[1]["rows"].as_array().is_some_and(|r| !r.is_empty()) {
@@ -113,9 +122,7 @@ fn mutations() -> Vec<Mutation> {
         ),
         m(
             "a class with an unknown family",
-            |_, b| {
-                b["classes"][0]["scg"]["Gen"]["families"] = json!(["cyclic", "no-such-family"])
-            },
+            |_, b| b["classes"][0]["scg"]["Gen"]["families"] = json!(["cyclic", "no-such-family"]),
             "has no family",
         ),
         m(
@@ -255,7 +262,11 @@ fn mutations() -> Vec<Mutation> {
         m(
             "a component of a class that does not exist",
             |_, b| {
-                for c in b["shapes"][0]["comps"].as_object_mut().expect("comps").values_mut() {
+                for c in b["shapes"][0]["comps"]
+                    .as_object_mut()
+                    .expect("comps")
+                    .values_mut()
+                {
                     c["class"] = json!(9);
                 }
             },
@@ -264,7 +275,11 @@ fn mutations() -> Vec<Mutation> {
         m(
             "a component naming a structure that does not exist",
             |_, b| {
-                for c in b["shapes"][0]["comps"].as_object_mut().expect("comps").values_mut() {
+                for c in b["shapes"][0]["comps"]
+                    .as_object_mut()
+                    .expect("comps")
+                    .values_mut()
+                {
                     c["structs"] = json!([[100000, null]]);
                 }
             },
@@ -302,12 +317,10 @@ fn mutations() -> Vec<Mutation> {
         m(
             "an inner node's shape state emptied",
             |_, b| {
-                let i = node_where(b, |n| {
-                    n["parent"] == json!(0) && n["covered_by"].is_null()
-                });
+                let i = node_where(b, |n| n["parent"] == json!(0) && n["covered_by"].is_null());
                 let k = b["shapes"].as_array().expect("shapes").len();
-                let mut empty = b["shapes"][b["nodes"][i]["shape"].as_u64().expect("id") as usize]
-                    .clone();
+                let mut empty =
+                    b["shapes"][b["nodes"][i]["shape"].as_u64().expect("id") as usize].clone();
                 for c in empty["comps"].as_object_mut().expect("comps").values_mut() {
                     c["structs"] = json!([]);
                 }
@@ -399,7 +412,10 @@ fn every_mutation_of_a_heap_certificate_is_invalid_with_a_reason() {
     for (name, mutate, why) in &ms {
         let (mut h, mut b) = (header.clone(), body.clone());
         mutate(&mut h, &mut b);
-        assert!(h != header || b != body, "{name}: the mutation changed nothing");
+        assert!(
+            h != header || b != body,
+            "{name}: the mutation changed nothing"
+        );
         match check(&f, &h, &b) {
             CheckOutcome::Invalid(reason) if reason.contains(why) && !reason.is_empty() => {}
             other => failures.push(format!("{name}: {other:?}")),
@@ -458,7 +474,11 @@ fn a_certificate_needs_no_flags_and_names_what_it_proves() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("another file"), "{out}");
     // garbage and a cut file: INVALID, no panic
-    for junk in [&b"\x28\xb5\x2f\xfd\x00\x01"[..], b"{\"format\":", &bytes[..bytes.len() / 2]] {
+    for junk in [
+        &b"\x28\xb5\x2f\xfd\x00\x01"[..],
+        b"{\"format\":",
+        &bytes[..bytes.len() / 2],
+    ] {
         std::fs::write(d.path().join("j"), junk).expect("written");
         let (code, out) = shapemc(&[
             "check-certificate",

@@ -62,7 +62,9 @@ fn short_deadlines_are_kept_beside_a_long_run() {
         for (f, t, h) in short {
             let (code, took, out) = h.join().expect("runner");
             if took > allowed(t) || ![0, 10, 20].contains(&code) {
-                failures.push(format!("{f} --timeout {t}: exit {code} after {took:?}: {out}"));
+                failures.push(format!(
+                    "{f} --timeout {t}: exit {code} after {took:?}: {out}"
+                ));
             }
         }
     }

@@ -212,7 +212,13 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         _ => None,
     };
     let Some(promoted) = promoted else {
-        return Ok(verify_program(&prog, args, budget, &[], ProgramVariant::AsWritten));
+        return Ok(verify_program(
+            &prog,
+            args,
+            budget,
+            &[],
+            ProgramVariant::AsWritten,
+        ));
     };
     let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
     let mut what: Vec<String> = promoted
@@ -558,12 +564,10 @@ pub fn check_certificate(
         ProgramVariant::AsWritten => prog,
         ProgramVariant::Promoted => match crate::promote::promote(&prog) {
             Some(p) => p.program,
-            None => {
-                return invalid(
-                    "the certificate is of the promoted program, but this file has nothing to promote"
-                        .into(),
-                )
-            }
+            None => return invalid(
+                "the certificate is of the promoted program, but this file has nothing to promote"
+                    .into(),
+            ),
         },
     };
     let limit = |e: crate::cert::CertError| match e {

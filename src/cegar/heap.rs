@@ -1183,7 +1183,9 @@ impl HeapAbstraction {
 
     /// SHA-256 of the SCG library the classes come from (None: no library).
     pub fn library_sha256(&self) -> Option<String> {
-        self.lattice.as_ref().map(|l| l.library().sha256().to_string())
+        self.lattice
+            .as_ref()
+            .map(|l| l.library().sha256().to_string())
     }
 
     /// Whether the regions of type `s` use the partial join: by default under SCG

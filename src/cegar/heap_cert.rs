@@ -72,7 +72,10 @@ impl ClassRecipe {
     /// form `field rel constant` on its fields, and integer variables as counters.
     pub fn validate(&self, prog: &Program, lattice: &Lattice) -> Result<(), String> {
         let Some(def) = prog.structs.get(self.strukt) else {
-            return Err(format!("class of struct type {}, which does not exist", self.strukt));
+            return Err(format!(
+                "class of struct type {}, which does not exist",
+                self.strukt
+            ));
         };
         lattice.validate(&self.scg)?;
         let field = |f: &str| def.fields.iter().find(|x| x.name == f);
@@ -519,7 +522,8 @@ pub fn decode(
         let c = classes
             .get(s.class)
             .ok_or_else(|| format!("structure {i}: class {} does not exist", s.class))?;
-        structures.push(decode_values(c, s.nodes, &s.values).map_err(|e| format!("structure {i}: {e}"))?);
+        structures
+            .push(decode_values(c, s.nodes, &s.values).map_err(|e| format!("structure {i}: {e}"))?);
     }
     let mut shapes = Vec::with_capacity(body.shapes.len());
     for (i, sh) in body.shapes.iter().enumerate() {
@@ -544,9 +548,9 @@ pub fn decode(
                     (Some(_), 0) => {
                         return Err(format!("{what}: counts in a class without counters"))
                     }
-                    (Some(a), _) => Some(
-                        decode_counts(a, nv + st.len()).map_err(|e| format!("{what}: {e}"))?,
-                    ),
+                    (Some(a), _) => {
+                        Some(decode_counts(a, nv + st.len()).map_err(|e| format!("{what}: {e}"))?)
+                    }
                 };
                 region.insert_counted(st.clone(), counts);
             }
@@ -644,7 +648,14 @@ mod tests {
             rows: vec![vec![1, 2, 3]],
         };
         assert!(decode_counts(&c, 5).is_err());
-        assert!(decode_counts(&CountsRepr { bottom: false, rows: vec![vec![]] }, 0).is_err());
+        assert!(decode_counts(
+            &CountsRepr {
+                bottom: false,
+                rows: vec![vec![]]
+            },
+            0
+        )
+        .is_err());
         let a = decode_counts(&c, 2).unwrap_or_else(|e| panic!("{e}"));
         assert!(a.implies(&[1, 2], 3));
     }

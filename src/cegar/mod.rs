@@ -527,7 +527,9 @@ where
                 let cert = match abs.seal(prog, cert) {
                     Ok(c) => c,
                     Err(e) => {
-                        tracing::error!("bug: the certificate of a complete ART cannot be sealed: {e}");
+                        tracing::error!(
+                            "bug: the certificate of a complete ART cannot be sealed: {e}"
+                        );
                         give_up!(format!("certificate could not be written: {e}"));
                     }
                 };

@@ -388,7 +388,9 @@ impl<'de> Deserialize<'de> for ShapeRegion {
         }
         let nv = class.counters.len();
         if nv == 0 && !r.counts.is_empty() {
-            return Err(serde::de::Error::custom("counts in a class without counters"));
+            return Err(serde::de::Error::custom(
+                "counts in a class without counters",
+            ));
         }
         for (i, s) in r.structures.iter().enumerate() {
             let t = s.build(&class).map_err(serde::de::Error::custom)?;
