@@ -235,6 +235,10 @@ pub enum CertError {
     Empty,
     #[error("node {0}: {1}")]
     Node(usize, String),
+    /// The certificate is not well formed for the program (an index or name that
+    /// does not exist); found before any state is looked at.
+    #[error("{0}")]
+    Malformed(String),
     /// The deadline of [`check_until`] passed before the check ended (no verdict).
     #[error("time limit reached while checking the certificate")]
     Timeout,

@@ -2192,8 +2192,7 @@ pub fn check_heap_certificate_until(
     deadline: Option<std::time::Instant>,
     memory_limit_mb: Option<u64>,
 ) -> Result<(), crate::cert::CertError> {
-    let bad = |e: String| crate::cert::CertError::Node(0, e);
-    validate_heap_certificate(prog, cert).map_err(bad)?;
+    validate_heap_certificate(prog, cert).map_err(crate::cert::CertError::Malformed)?;
     crate::cert::check_until(
         &HeapCpa::new(prog, 10_000, split),
         prog,

@@ -19,7 +19,7 @@
 //! [`encode`] is its inverse for the classes a run generated; `verify`'s SAFE gate
 //! checks the decoded form, so a written certificate is exactly what was checked.
 
-use super::heap::{validate_explicit, HeapCertificate, HeapPrec, HeapState};
+use super::heap::{HeapCertificate, HeapPrec, HeapState};
 use crate::affine::Affine;
 use crate::cert::{CertNode, Certificate};
 use crate::cfa::{FieldRef, Node, Program, Step, StructId, VarId};
@@ -477,19 +477,10 @@ pub fn decode(
             _ => Err(format!("{what}: class {i} does not exist")),
         }
     };
-    // precision
+    // precision (its predicate and explicit parts are validated with the states by
+    // `check_heap_certificate_until`)
     let p = &body.precision;
-    p.pred.validate(prog)?;
-    let ep = &p.explicit;
-    if ep
-        .everywhere
-        .iter()
-        .chain(ep.at.values().flatten())
-        .any(|&x| x >= prog.vars.len())
-    {
-        return Err("explicit precision names no variable".into());
-    }
-    if ep.at.keys().any(|&l| l >= nlocs) || p.merge_at.iter().any(|l| l.index() >= nlocs) {
+    if p.merge_at.iter().any(|l| l.index() >= nlocs) {
         return Err("precision names no location".into());
     }
     let mut shape = ShapePrec::new();
@@ -564,42 +555,18 @@ pub fn decode(
                 },
             );
         }
-        for (x, (p, f)) in &sh.loaded {
-            let bad_field = prog
-                .structs
-                .get(f.strukt)
-                .is_none_or(|d| f.field >= d.fields.len());
-            if *x >= prog.vars.len() || *p >= prog.vars.len() || bad_field {
-                return Err(format!("{what}: malformed load provenance"));
-            }
-        }
         shapes.push(ShapeState {
             comps,
             loaded: sh.loaded.clone(),
         });
     }
-    for (i, e) in body.explicit.iter().enumerate() {
-        validate_explicit(prog, e).map_err(|m| format!("explicit state {i}: {m}"))?;
-    }
-    // nodes
-    let npreds = precision.pred.preds.len() as u32;
-    let nedges = prog.graph.edge_count();
+    // nodes (links, steps, cubes and explicit heaps are validated by
+    // `check_heap_certificate_until`)
     let mut nodes = Vec::with_capacity(body.nodes.len());
     for (id, n) in body.nodes.iter().enumerate() {
         let bad = |m: &str| Err(format!("node {id}: {m}"));
         if n.loc >= nlocs {
             return bad("location does not exist");
-        }
-        if n.stack.iter().any(|&e| e >= nedges) {
-            return bad("call stack names no edge");
-        }
-        if let Some(Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = n.step {
-            if e.index() >= nedges {
-                return bad("step names no edge");
-            }
-        }
-        if !n.pred.is_normal() || n.pred.0.iter().any(|(i, _)| *i >= npreds) {
-            return bad("malformed predicate state");
         }
         let (Some(explicit), Some(shape)) = (body.explicit.get(n.explicit), shapes.get(n.shape))
         else {
