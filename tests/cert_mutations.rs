@@ -87,6 +87,20 @@ fn counted_entry(body: &Value) -> (usize, String, usize) {
     panic!("no structure with counts");
 }
 
+/// Applies `f` to the counts of every structure entry of every shape state that has
+/// counts.
+fn for_each_counted(body: &mut Value, mut f: impl FnMut(&mut Value)) {
+    for sh in body["shapes"].as_array_mut().expect("shapes") {
+        for c in sh["comps"].as_object_mut().expect("comps").values_mut() {
+            for e in c["structs"].as_array_mut().expect("structs") {
+                if e[1].is_object() {
+                    f(&mut e[1]);
+                }
+            }
+        }
+    }
+}
+
 fn mutations() -> Vec<Mutation> {
     fn m(
         name: &'static str,
@@ -225,38 +239,27 @@ fn mutations() -> Vec<Mutation> {
         m(
             "stricter counts (a counter fixed to 12345)",
             |_, b| {
-                for sh in b["shapes"].as_array_mut().expect("shapes") {
-                    for c in sh["comps"].as_object_mut().expect("comps").values_mut() {
-                        for e in c["structs"].as_array_mut().expect("structs") {
-                            let Some(rows) = e[1]["rows"].as_array() else {
-                                continue;
-                            };
-                            let width = rows.first().and_then(|r| r.as_array()).map(|r| r.len());
-                            if let Some(w) = width {
-                                let mut row = vec![json!(0); w];
-                                row[0] = json!(1);
-                                row[w - 1] = json!(12345);
-                                e[1]["rows"].as_array_mut().expect("rows").push(json!(row));
-                            }
-                        }
+                for_each_counted(b, |counts| {
+                    let Some(rows) = counts["rows"].as_array() else {
+                        return;
+                    };
+                    let width = rows.first().and_then(|r| r.as_array()).map(|r| r.len());
+                    if let Some(w) = width {
+                        let mut row = vec![json!(0); w];
+                        row[0] = json!(1);
+                        row[w - 1] = json!(12345);
+                        counts["rows"]
+                            .as_array_mut()
+                            .expect("rows")
+                            .push(json!(row));
                     }
-                }
+                })
             },
             "",
         ),
         m(
             "counts that say no heap",
-            |_, b| {
-                for sh in b["shapes"].as_array_mut().expect("shapes") {
-                    for c in sh["comps"].as_object_mut().expect("comps").values_mut() {
-                        for e in c["structs"].as_array_mut().expect("structs") {
-                            if e[1].is_object() {
-                                e[1]["bottom"] = json!(true);
-                            }
-                        }
-                    }
-                }
-            },
+            |_, b| for_each_counted(b, |counts| counts["bottom"] = json!(true)),
             "",
         ),
         m(
