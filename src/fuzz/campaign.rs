@@ -505,6 +505,8 @@ pub struct Summary {
     pub failures: Vec<(usize, String, Vec<Failure>)>,
     /// Notes on the seeds (skipped folders, the JSON seeds made).
     pub notes: Vec<String>,
+    /// One line per mutant: index, command, exit code, seconds, what (for `runs.tsv`).
+    pub runs: Vec<(usize, String)>,
 }
 
 impl Summary {
@@ -545,6 +547,16 @@ impl Summary {
             (None, Some(s)) => format!("signal {s}"),
             (None, None) => "not run".to_string(),
         };
+        self.runs.push((
+            m.index,
+            format!(
+                "{}\t{}\t{code}\t{:.2}\t{}",
+                m.index,
+                m.kind.name(),
+                r.seconds,
+                m.what.replace(['\t', '\n'], " ")
+            ),
+        ));
         *self
             .exit_codes
             .entry(m.kind)
@@ -724,14 +736,15 @@ fn save_failure(
     fs::write(dir.join("result.txt"), res)
 }
 
-/// Clears what an earlier campaign wrote into `out` (`mutant-*` folders, `summary.txt`).
+/// Clears what an earlier campaign wrote into `out` (`mutant-*` folders, `summary.txt`,
+/// `runs.tsv`).
 fn clear_out(out: &Path) -> std::io::Result<()> {
     fs::create_dir_all(out)?;
     for e in fs::read_dir(out)?.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with("mutant-") && e.path().is_dir() {
             fs::remove_dir_all(e.path())?;
-        } else if name == "summary.txt" {
+        } else if name == "summary.txt" || name == "runs.tsv" {
             fs::remove_file(e.path())?;
         }
     }
@@ -739,7 +752,7 @@ fn clear_out(out: &Path) -> std::io::Result<()> {
 }
 
 /// Runs a campaign: seeds, `cfg.mutants` mutants on `cfg.jobs` threads, checks; writes the
-/// failing mutants and `summary.txt` to `cfg.out`. Errors only when nothing can be run
+/// failing mutants, `summary.txt` and `runs.tsv` (one line per mutant) to `cfg.out`. Errors only when nothing can be run
 /// (no seeds, no binary, no output folder).
 pub fn run_campaign(cfg: &Config) -> anyhow::Result<Summary> {
     anyhow::ensure!(
@@ -858,6 +871,12 @@ pub fn run_campaign(cfg: &Config) -> anyhow::Result<Summary> {
         let _ = writeln!(text, "mutant-{i:05}: {}: {what}", fs.join("; "));
     }
     fs::write(cfg.out.join("summary.txt"), text)?;
+    summary.runs.sort_by_key(|r| r.0);
+    let mut tsv = String::from("mutant\tcommand\texit\tseconds\twhat\n");
+    for (_, l) in &summary.runs {
+        let _ = writeln!(tsv, "{l}");
+    }
+    fs::write(cfg.out.join("runs.tsv"), tsv)?;
     Ok(summary)
 }
 

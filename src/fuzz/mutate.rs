@@ -28,6 +28,10 @@ pub struct Dialect {
     pub token_pairs: &'static [(&'static str, &'static str)],
     /// Constructs for [`TextOp::InsertConstruct`].
     pub constructs: &'static [Construct],
+    /// Braces of code blocks (C): statements go only where one may start in a function
+    /// body (after `;`, `{` or `}` inside a block opened after `)`, `else` or `do`), not
+    /// into struct bodies or initialisers; otherwise anywhere inside braces.
+    pub code_blocks: bool,
 }
 
 const fn c(name: &'static str, inside: &'static str, at_end: &'static str) -> Construct {
@@ -140,6 +144,7 @@ pub const C: Dialect = Dialect {
         ),
         c("self-referential global", "", "void *fz_self = &fz_self;"),
     ],
+    code_blocks: true,
 };
 
 /// SCG DSL (`scg-library/*.scg`): connectives, quantifiers, fields, keywords, and
@@ -187,6 +192,7 @@ pub const SCG: Dialect = Dialect {
             "",
         ),
     ],
+    code_blocks: false,
 };
 
 /// The text mutation operators.
@@ -213,25 +219,25 @@ pub enum TextOp {
 }
 
 impl TextOp {
-    /// All operators with their weights (truncation is rarer: it makes most later
-    /// mutations moot).
+    /// All operators with their weights (those that mostly break the syntax are rarer:
+    /// a mutant that parses reaches the analysis).
     pub const WEIGHTED: &'static [(TextOp, u32)] = &[
         (TextOp::DeleteLine, 3),
         (TextOp::DuplicateLine, 3),
         (TextOp::SwapLines, 3),
-        (TextOp::ReplaceToken, 6),
-        (TextOp::ChangeInteger, 3),
-        (TextOp::DeleteChar, 3),
+        (TextOp::ReplaceToken, 8),
+        (TextOp::ChangeInteger, 4),
+        (TextOp::DeleteChar, 2),
         (TextOp::InsertBytes, 2),
         (TextOp::Truncate, 1),
-        (TextOp::InsertConstruct, 5),
+        (TextOp::InsertConstruct, 6),
     ];
 }
 
 /// Applies 1 to 3 operators (drawn by [`TextOp::WEIGHTED`]) to `input`; returns the
 /// mutant and a description of what was done (`; `-separated).
 pub fn mutate_text<R: Rng>(rng: &mut R, input: &[u8], dialect: &Dialect) -> (Vec<u8>, String) {
-    let rounds = 1 + usize::from(rng.gen_bool(0.4)) + usize::from(rng.gen_bool(0.2));
+    let rounds = 1 + usize::from(rng.gen_bool(0.3)) + usize::from(rng.gen_bool(0.1));
     let mut cur = input.to_vec();
     let mut what = Vec::new();
     for _ in 0..rounds {
@@ -301,11 +307,15 @@ pub fn apply_text_op<R: Rng>(
             if lines.len() < 2 {
                 return None;
             }
-            let i = rng.gen_range(0..lines.len());
-            let mut j = rng.gen_range(0..lines.len() - 1);
-            if j >= i {
-                j += 1;
-            }
+            // mostly neighbours (more often still a program), sometimes any two lines
+            let (i, j) = if rng.gen_bool(0.7) {
+                let i = rng.gen_range(0..lines.len() - 1);
+                (i, i + 1)
+            } else {
+                let i = rng.gen_range(0..lines.len());
+                let j = rng.gen_range(0..lines.len() - 1);
+                (i, if j >= i { j + 1 } else { j })
+            };
             let mut order: Vec<&[u8]> = lines.clone();
             order.swap(i, j);
             let mut out = Vec::with_capacity(input.len() + 1);
@@ -330,7 +340,7 @@ pub fn apply_text_op<R: Rng>(
                 .filter(|(_, b)| b"{}();,[]".contains(b))
                 .map(|(i, _)| i)
                 .collect();
-            let i = if !structural.is_empty() && rng.gen_bool(0.7) {
+            let i = if !structural.is_empty() && rng.gen_bool(0.5) {
                 *structural.choose(rng)?
             } else {
                 rng.gen_range(0..input.len())
@@ -353,7 +363,9 @@ pub fn apply_text_op<R: Rng>(
                 format!("truncate at byte {n} (line {})", line_of(input, n)),
             ))
         }
-        TextOp::InsertConstruct => insert_construct(rng, input, &lines, dialect.constructs),
+        TextOp::InsertConstruct => {
+            insert_construct(rng, input, &lines, dialect.constructs, dialect.code_blocks)
+        }
     }
 }
 
@@ -557,19 +569,48 @@ fn insert_bytes<R: Rng>(rng: &mut R, input: &[u8]) -> (Vec<u8>, String) {
     )
 }
 
-/// Brace depth at the start of each line (braces in comments and strings counted too:
-/// an approximation is enough to place statements in bodies most of the time).
-fn depth_at_lines(lines: &[&[u8]]) -> Vec<i64> {
-    let mut depth = 0i64;
-    let mut out = Vec::with_capacity(lines.len());
-    for l in lines {
-        out.push(depth);
-        for &b in l.iter() {
-            match b {
-                b'{' => depth += 1,
-                b'}' => depth -= 1,
-                _ => {}
+/// The lines (0-based) at whose start a statement (`code_blocks`) or a clause may be
+/// inserted: inside braces, and for code only inside a code block right after `;`, `{` or
+/// `}`. Comments and strings are not skipped: an approximation is enough most of the time.
+fn insertion_lines(input: &[u8], code_blocks: bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut stack: Vec<bool> = Vec::new(); // per open brace: a code block?
+    let mut last = b'\n'; // last non-whitespace byte
+    let mut word: Vec<u8> = Vec::new(); // the last identifier
+    let mut line = 0;
+    for (i, &b) in input.iter().enumerate() {
+        if i == 0 || input[i - 1] == b'\n' {
+            let ok = if code_blocks {
+                stack.last() == Some(&true) && b";{}".contains(&last)
+            } else {
+                !stack.is_empty()
+            };
+            if ok {
+                out.push(line);
             }
+        }
+        if b == b'\n' {
+            line += 1;
+        }
+        match b {
+            b'{' => {
+                let code = b");{}".contains(&last)
+                    || (is_ident(last) && (word == b"else" || word == b"do"));
+                stack.push(code);
+            }
+            b'}' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+        if is_ident(b) {
+            if i == 0 || !is_ident(input[i - 1]) {
+                word.clear();
+            }
+            word.push(b);
+        }
+        if !b.is_ascii_whitespace() {
+            last = b;
         }
     }
     out
@@ -580,6 +621,7 @@ fn insert_construct<R: Rng>(
     input: &[u8],
     lines: &[&[u8]],
     constructs: &[Construct],
+    code_blocks: bool,
 ) -> Option<(Vec<u8>, String)> {
     let k = constructs.choose(rng)?;
     let mut out;
@@ -587,9 +629,8 @@ fn insert_construct<R: Rng>(
     if k.inside.is_empty() {
         out = input.to_vec();
     } else {
-        let depths = depth_at_lines(lines);
-        let inside: Vec<usize> = (0..lines.len()).filter(|&i| depths[i] >= 1).collect();
-        // mostly inside braces, sometimes anywhere (a statement at file scope)
+        let inside = insertion_lines(input, code_blocks);
+        // mostly where a statement may start, sometimes anywhere (e.g. at file scope)
         let line = match inside.choose(rng) {
             Some(&i) if rng.gen_bool(0.9) => i,
             _ => rng.gen_range(0..=lines.len()),
@@ -954,7 +995,7 @@ mod tests {
         for s in 0..100 {
             let lines: Vec<&[u8]> = PROG.as_bytes().split_inclusive(|&b| b == b'\n').collect();
             let (out, desc) =
-                insert_construct(&mut rng(s), PROG.as_bytes(), &lines, C.constructs).unwrap();
+                insert_construct(&mut rng(s), PROG.as_bytes(), &lines, C.constructs, true).unwrap();
             let out = String::from_utf8(out).unwrap();
             if desc.starts_with("insert") {
                 let line: usize = desc.rsplit(' ').next().unwrap().parse().unwrap();
@@ -965,6 +1006,14 @@ mod tests {
             }
         }
         assert!(inside > 60, "{inside}");
+    }
+
+    #[test]
+    fn statements_are_not_inserted_into_struct_bodies_or_initialisers() {
+        let text = b"struct s {\n int a;\n};\nint g[2] = {\n1,\n2 };\nint f(int x) {\n if (x) {\n x = 1;\n } else {\n x = 2;\n }\n return x;\n}\n";
+        assert_eq!(insertion_lines(text, true), (7..=13).collect::<Vec<_>>());
+        let scg = b"structure s {\n roles next;\n family f {\n pred p(v) := v == v;\n }\n}\n";
+        assert_eq!(insertion_lines(scg, false), [1, 2, 3, 4, 5]);
     }
 
     #[test]
