@@ -495,6 +495,8 @@ pub struct Summary {
     pub bad_exit_codes: usize,
     /// Mutants over the deadline (or killed).
     pub over_deadline: usize,
+    /// Of those, the ones killed after `timeout + grace` (a hang, e.g. Z3's).
+    pub killed: usize,
     /// Mutants that could not be run.
     pub not_run: usize,
     /// The largest `seconds - timeout` (at least 0).
@@ -515,10 +517,16 @@ impl Summary {
         self.panics == 0 && self.bad_exit_codes == 0 && self.over_deadline == 0 && self.not_run == 0
     }
 
-    /// `fuzz: N mutants, P panics, B bad exit codes, D over deadline (max overrun X s)`.
+    /// `fuzz: N mutants, P panics, B bad exit codes, D over deadline (max overrun X s)`
+    /// (`, K killed` in the parentheses when runs were killed).
     pub fn line(&self) -> String {
+        let killed = if self.killed > 0 {
+            format!(", {} killed", self.killed)
+        } else {
+            String::new()
+        };
         let mut s = format!(
-            "fuzz: {} mutants, {} panics, {} bad exit codes, {} over deadline (max overrun {:.1} s)",
+            "fuzz: {} mutants, {} panics, {} bad exit codes, {} over deadline (max overrun {:.1} s{killed})",
             self.mutants, self.panics, self.bad_exit_codes, self.over_deadline, self.max_overrun
         );
         if self.not_run > 0 {
@@ -567,7 +575,10 @@ impl Summary {
             match f {
                 Failure::Panic(_) => self.panics += 1,
                 Failure::BadExitCode(_) => self.bad_exit_codes += 1,
-                Failure::OverDeadline(_) => self.over_deadline += 1,
+                Failure::OverDeadline(_) => {
+                    self.over_deadline += 1;
+                    self.killed += usize::from(r.killed);
+                }
                 Failure::NotRun(_) => self.not_run += 1,
             }
         }
@@ -760,6 +771,11 @@ pub fn run_campaign(cfg: &Config) -> anyhow::Result<Summary> {
         "{} not found (build it with `cargo build --release`)",
         cfg.shapemc.display()
     );
+    // the runs start in their own folders: a relative path would name nothing there
+    let cfg = &Config {
+        shapemc: fs::canonicalize(&cfg.shapemc)?,
+        ..cfg.clone()
+    };
     clear_out(&cfg.out)
         .map_err(|e| anyhow::anyhow!("cannot prepare {}: {e}", cfg.out.display()))?;
     let work = std::env::temp_dir().join(format!("shapemc-fuzz-{}", std::process::id()));
@@ -1033,6 +1049,31 @@ mod tests {
         );
         assert_eq!(r.signal, Some(11));
         assert!(r.crashed());
+    }
+
+    #[test]
+    fn a_relative_binary_path_works_in_the_runs_folders() {
+        // regression: `--shapemc target/debug/shapemc` was looked up in each run's folder
+        let dir = tempfile::tempdir().unwrap();
+        let seeds = dir.path().join("seeds");
+        fs::create_dir_all(&seeds).unwrap();
+        fs::write(seeds.join("a.c"), "int main(void) { return 0; }\n").unwrap();
+        let here = std::env::current_dir().unwrap();
+        let rel: PathBuf = std::iter::repeat_n("..", here.components().count())
+            .collect::<PathBuf>()
+            .join("bin/true");
+        assert!(rel.is_relative() && rel.is_file(), "{}", rel.display());
+        let mut cfg = Config::new(rel);
+        cfg.seed_dirs = vec![seeds];
+        cfg.scg_dir = dir.path().join("none");
+        cfg.mutants = 3;
+        cfg.json_seeds = 0;
+        cfg.out = dir.path().join("out");
+        cfg.progress = false;
+        let s = run_campaign(&cfg).unwrap();
+        // `true` exits 0, which verify may return
+        assert_eq!((s.mutants, s.not_run, s.bad_exit_codes), (3, 0, 0), "{s:?}");
+        assert!(s.ok());
     }
 
     #[test]
