@@ -17,8 +17,8 @@ fn a_dozen_mutants_neither_panic_nor_exit_badly() {
     cfg.json_seeds = 1;
     cfg.prep_timeout = Duration::from_secs(20);
     // a debug build under a loaded machine is slow: only a generous deadline is checked
-    cfg.slack = Duration::from_secs(60);
-    cfg.grace = Duration::from_secs(90);
+    cfg.slack = Duration::from_secs(20);
+    cfg.grace = Duration::from_secs(30);
     cfg.out = out.path().to_path_buf();
     cfg.progress = false;
     let s = shapemc::fuzz::run_campaign(&cfg).expect("campaign runs");
@@ -34,6 +34,8 @@ fn a_dozen_mutants_neither_panic_nor_exit_badly() {
     assert_eq!(s.panics, 0, "{report}");
     assert_eq!(s.bad_exit_codes, 0, "{report}");
     assert_eq!(s.not_run, 0, "{report}");
-    // the Z3 time-out hang (a known issue) shows up as a killed run, not checked here
+    // Runs killed after timeout + grace are not counted: Z3 4.8.12 can deadlock in
+    // `Solver::check` when its timeout fires (a known issue, a watchdog is coming).
+    assert_eq!(s.over_deadline, s.killed, "{report}");
     assert!(out.path().join("summary.txt").is_file());
 }
