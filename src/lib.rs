@@ -14,6 +14,7 @@ pub mod diag;
 pub mod explicit;
 pub mod fieldptr;
 pub mod frontend;
+pub mod fuzz;
 pub mod interp;
 pub mod predabs;
 pub mod promote;

@@ -28,7 +28,9 @@ use crate::cfa::{LocKind, Node, Program, Step};
 use crate::cpa::Cpa;
 use crate::interp::{render_trace, replay_path, Limits};
 use crate::simulate::Counterexample;
-use crate::smt::{refine_path, Interpolants, InterpolationOptions, PathAnalysis, SmtOptions};
+use crate::smt::{
+    refine_path, timeout_until, Interpolants, InterpolationOptions, PathAnalysis, SmtOptions,
+};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -298,8 +300,11 @@ fn hunt_error(
     // past the deadline (a time limit ended the search) only a short look
     let now = Instant::now();
     let mut stop = now + HUNT_BUDGET;
-    if let Some(d) = deadline {
-        stop = stop.min(d.max(now) + HUNT_BUDGET / 4);
+    // Z3's confirmation of a run that reaches the error may take longer than the runs,
+    // but not past the deadline (plus the short look)
+    let hard_stop = deadline.map(|d| d.max(now) + HUNT_BUDGET / 4);
+    if let Some(h) = hard_stop {
+        stop = stop.min(h);
     }
     let limits = Limits {
         max_steps: SANITY_STEPS,
@@ -313,8 +318,9 @@ fn hunt_error(
         if !run.outcome.is_error() {
             continue;
         }
+        let timeout_ms = timeout_until(opts.smt_timeout_ms, hard_stop, Instant::now())?;
         let smt = SmtOptions {
-            timeout_ms: opts.smt_timeout_ms,
+            timeout_ms,
             ..SmtOptions::default()
         };
         let model = match crate::smt::check_path_with(prog, &run.trace, &smt) {
@@ -599,16 +605,9 @@ where
                     timeout_ms: opts.smt_timeout_ms,
                     ..SmtOptions::default()
                 };
-                if let Some(d) = deadline {
-                    let left = d.saturating_duration_since(Instant::now()).as_millis() as u32;
-                    if left == 0 {
-                        give_up!("time limit reached".into());
-                    }
-                    smt.timeout_ms = if smt.timeout_ms == 0 {
-                        left
-                    } else {
-                        smt.timeout_ms.min(left)
-                    };
+                match timeout_until(smt.timeout_ms, deadline, Instant::now()) {
+                    Some(ms) => smt.timeout_ms = ms,
+                    None => give_up!("time limit reached".into()),
                 }
                 let iopts = InterpolationOptions {
                     validate: opts.validate_interpolants,

@@ -7,6 +7,7 @@ use super::SmtError;
 use crate::cfa::{Inputs, Program, Step, VarId};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool};
 use z3::{Params, SatResult, Solver};
 
@@ -32,6 +33,24 @@ impl Default for SmtOptions {
             minimize_budget_ms: 2_000,
         }
     }
+}
+
+/// The Z3 timeout (ms) of a query that must end by `until`: `timeout_ms` (0 = none) cut
+/// to the time left; `None` when no time is left.
+pub fn timeout_until(timeout_ms: u32, until: Option<Instant>, now: Instant) -> Option<u32> {
+    let Some(u) = until else {
+        return Some(timeout_ms);
+    };
+    let left = u.saturating_duration_since(now).as_millis();
+    let left = u32::try_from(left).unwrap_or(u32::MAX);
+    if left == 0 {
+        return None;
+    }
+    Some(if timeout_ms == 0 {
+        left
+    } else {
+        timeout_ms.min(left)
+    })
 }
 
 /// The value of one nondeterministic input along a feasible path.
@@ -158,12 +177,24 @@ fn with_timeout(s: Solver, opts: &SmtOptions) -> Solver {
     s
 }
 
-/// Solves an encoded path (the fast solver first, the full one if it answers `unknown`).
+/// Solves an encoded path (the fast solver first, the full one if it answers `unknown`,
+/// with what is left of `opts.timeout_ms`: the timeout bounds both together).
 pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility, SmtError> {
+    let start = Instant::now();
     match solve_with(enc, opts, new_solver(opts)) {
         Err(SmtError::Solver(why)) => {
+            let until = (opts.timeout_ms > 0)
+                .then(|| start + Duration::from_millis(opts.timeout_ms.into()));
+            let Some(timeout_ms) = timeout_until(opts.timeout_ms, until, Instant::now()) else {
+                tracing::debug!("QF_AUFLIA solver: {why}; no time left to retry");
+                return Err(SmtError::Solver(why));
+            };
             tracing::debug!("QF_AUFLIA solver: {why}; retrying with the default solver");
-            solve_with(enc, opts, new_full_solver(opts))
+            let rest = SmtOptions {
+                timeout_ms,
+                ..opts.clone()
+            };
+            solve_with(enc, &rest, new_full_solver(&rest))
         }
         r => r,
     }
@@ -291,5 +322,30 @@ fn solve_with(
                 .get_reason_unknown()
                 .unwrap_or_else(|| "unknown".into()),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_timeout_is_cut_to_the_time_left() {
+        let now = Instant::now();
+        let at = |ms: u64| Some(now + Duration::from_millis(ms));
+        assert_eq!(timeout_until(20_000, None, now), Some(20_000));
+        assert_eq!(timeout_until(0, None, now), Some(0));
+        assert_eq!(timeout_until(20_000, at(1_500), now), Some(1_500));
+        assert_eq!(timeout_until(0, at(1_500), now), Some(1_500));
+        assert_eq!(timeout_until(100, at(1_500), now), Some(100));
+        // past the end (or less than a millisecond left): no query at all
+        assert_eq!(timeout_until(20_000, Some(now), now), None);
+        assert_eq!(
+            timeout_until(20_000, Some(now), now + Duration::from_secs(1)),
+            None
+        );
+        // far away: saturates instead of wrapping around
+        let far = Some(now + Duration::from_secs(10_000_000));
+        assert_eq!(timeout_until(0, far, now), Some(u32::MAX));
     }
 }

@@ -86,7 +86,9 @@ pub mod term;
 
 pub use atoms::{Atom, FieldAssertion, Operand, PositionAtoms, Rel};
 pub use encode::{encode_path, PathEncoding};
-pub use feasibility::{check_path, check_path_with, Feasibility, Model, Proof, SmtOptions};
+pub use feasibility::{
+    check_path, check_path_with, timeout_until, Feasibility, Model, Proof, SmtOptions,
+};
 pub use interpolate::{
     interpolate, refine_path, Interpolant, Interpolants, InterpolationOptions, PathAnalysis,
     Timings,
