@@ -661,15 +661,30 @@ fn insert_construct<R: Rng>(
 /// Mutates a JSON input: mostly 1 to 3 value mutations of the parsed document (see
 /// [`mutate_json_value`]), serialised again; sometimes (or when it does not parse) a raw
 /// byte mutation ([`mutate_bytes`]).
+/// A file of several JSON values one after the other (a certificate's header and body)
+/// has one of them mutated, the others kept.
 pub fn mutate_json<R: Rng>(rng: &mut R, input: &[u8]) -> (Vec<u8>, String) {
     if rng.gen_bool(0.75) {
-        if let Ok(mut v) = serde_json::from_slice::<Value>(input) {
+        let values: Result<Vec<Value>, _> = serde_json::Deserializer::from_slice(input)
+            .into_iter::<Value>()
+            .collect();
+        if let Some(mut vs) = values.ok().filter(|vs| !vs.is_empty()) {
+            let k = rng.gen_range(0..vs.len());
             let rounds = 1 + usize::from(rng.gen_bool(0.3)) + usize::from(rng.gen_bool(0.1));
             let what: Vec<String> = (0..rounds)
-                .map(|_| mutate_json_value(rng, &mut v))
+                .map(|_| mutate_json_value(rng, &mut vs[k]))
                 .collect();
-            let out = serde_json::to_vec(&v).unwrap_or_default();
-            return (out, what.join("; "));
+            let mut out = Vec::new();
+            for v in &vs {
+                out.extend(serde_json::to_vec(v).unwrap_or_default());
+                out.push(b'\n');
+            }
+            let which = if vs.len() > 1 {
+                format!("value {}: ", k + 1)
+            } else {
+                String::new()
+            };
+            return (out, format!("{which}{}", what.join("; ")));
         }
     }
     mutate_bytes(rng, input)
