@@ -2,7 +2,9 @@
 
 use shapemc::cfa::{LocKind, Op, Program};
 use shapemc::diag::FrontendError;
-use shapemc::frontend::{parse_file, program_to_dot, program_to_text, FrontendOptions};
+use shapemc::frontend::{
+    parse_file, parse_file_with_warnings, program_to_dot, program_to_text, FrontendOptions,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -819,4 +821,96 @@ fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
         invalid.iter().any(|c| c == "assume_invalid(*main::q)"),
         "{invalid:?}"
     );
+}
+
+#[test]
+fn gcc_only_attributes_are_ignored_with_a_warning() {
+    // glibc 2.36 under gcc: `__malloc__ (deallocator, n)`, which clang rejects
+    let src = "#include <stdlib.h>\nvoid *mk(int n)\n __attribute__ ((__nothrow__, __malloc__ (free, 1), __leaf__));\nvoid *mk2(void) __attribute__ ((__malloc__ (free, 1)));\nint main() {\n int x = 1;\n int a[2];\n return x;\n}\n";
+    let path = write_src(src);
+    // later positions are those of the file on disk
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Unsupported { .. }) => {
+            assert!(e.to_string().contains(":7:6: unsupported: array"), "{e}")
+        }
+        Err(e) => panic!("expected unsupported, got {e}"),
+        Ok(_) => panic!("expected unsupported"),
+    }
+    let ok = src.replace(" int a[2];\n", "");
+    std::fs::write(&path, &ok).expect("write");
+    let (p, warnings) =
+        parse_file_with_warnings(&path, &FrontendOptions::default()).expect("parses");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let name = path.display().to_string();
+    assert!(
+        warnings[0].starts_with(&format!(
+            "{name}:3:31: warning: ignoring attribute '__malloc__' (clang: "
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with(&format!(
+            "{name}:4:33: warning: ignoring attribute '__malloc__'"
+        )),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        edges(&p, "main"),
+        ["0 -> 1 main::x = 1", "1 -> 2 main::__ret = main::x"]
+    );
+    // the CLI prints them on stderr and goes on
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .arg("cfa")
+        .arg(&path)
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(":3:31: warning: ignoring attribute '__malloc__'"),
+        "{err}"
+    );
+    // an attribute that changes the layout is never dropped: its error stays
+    std::fs::write(
+        &path,
+        "struct s { int a __attribute__((__aligned__(3))); };\nint main() { return 0; }\n",
+    )
+    .expect("write");
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Parse { .. }) => assert!(e.to_string().contains("alignment"), "{e}"),
+        Err(e) => panic!("expected a parse error, got {e}"),
+        Ok(_) => panic!("expected a parse error"),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn gcc_float_types_and_builtins_do_not_break_integer_programs() {
+    // what glibc's headers expand to under gcc (`bits/floatn.h`, fortify wrappers)
+    let src = "typedef _Float128 f128;\ntypedef _Float32 f32;\ntypedef _Float64x f64x;\nextern _Float128 strtof128(const char *__restrict p);\n__extension__ typedef long long ll;\nstatic __inline int g(int *__restrict p) { return __builtin_expect(*p, 0); }\nextern __inline int pr(int n, ...) { return __builtin_va_arg_pack(); }\nstruct s { int a; int b; };\nint main() {\n int x = 2;\n ll y = __builtin_offsetof(struct s, b);\n return g(&x) + (int) y;\n}\n";
+    let path = write_src(src);
+    let (p, warnings) =
+        parse_file_with_warnings(&path, &FrontendOptions::default()).expect("parses");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(":1:9: warning: treating gcc's '_Float128' as 'long double'")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(":7:45: warning: declaring gcc's '__builtin_va_arg_pack'")),
+        "{warnings:?}"
+    );
+    assert!(p.function("g").is_some());
+    // a use of the stand-in builtin is refused, not given a value
+    let call = src.replace("return g(&x) + (int) y;", "return pr(1);");
+    std::fs::write(&path, call).expect("write");
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Unsupported { .. }) => assert_eq!(e.exit_code(), 3),
+        Err(e) => panic!("expected unsupported, got {e}"),
+        Ok(_) => panic!("expected unsupported"),
+    }
+    let _ = std::fs::remove_file(&path);
 }
