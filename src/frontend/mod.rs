@@ -269,6 +269,7 @@ pub fn program_to_text(p: &Program, only: Option<FuncId>) -> String {
                 LocKind::DivByZero => " (division by zero)",
                 LocKind::InvalidDeref => " (invalid dereference)",
                 LocKind::InvalidFree => " (invalid free)",
+                LocKind::InvalidCall => " (invalid call)",
                 LocKind::Sink => " (sink)",
                 _ => "",
             };
@@ -298,7 +299,8 @@ pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
                 LocKind::NullDeref
                 | LocKind::DivByZero
                 | LocKind::InvalidDeref
-                | LocKind::InvalidFree => "doublecircle, color=orange",
+                | LocKind::InvalidFree
+                | LocKind::InvalidCall => "doublecircle, color=orange",
                 LocKind::Sink => "box",
                 LocKind::FuncEntry => "circle, style=bold",
                 LocKind::FuncExit => "doublecircle",
