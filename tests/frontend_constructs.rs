@@ -49,6 +49,8 @@ fn edges(p: &Program, func: &str) -> Vec<String> {
                 (" ERR", r)
             } else if let Some(r) = rest.strip_prefix("(sink) ") {
                 (" SINK", r)
+            } else if let Some(r) = rest.strip_prefix("(invalid call) ") {
+                (" INVALID_CALL", r)
             } else {
                 ("", rest)
             };
@@ -552,10 +554,10 @@ fn unsupported_constructs_are_refused_with_position() {
         "union",
     );
     unsupported(
-        "int f(int x) { return x; }\nint main() {\n int (*fp)(int) = f;\n return fp(1);\n}\n",
+        "int f(int x) { return x; }\nint main() {\n long (*fp)(int) = (long (*)(int)) f;\n return fp(1);\n}\n",
         3,
-        8,
-        "function pointer",
+        20,
+        "cast between function pointer types",
     );
     unsupported(
         "int main() {\n double d = 1.0;\n return 0;\n}\n",
@@ -913,4 +915,135 @@ fn gcc_float_types_and_builtins_do_not_break_integer_programs() {
         Ok(_) => panic!("expected unsupported"),
     }
     let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn indirect_calls_branch_over_the_address_taken_functions_of_their_type() {
+    // ids are 1 + FuncId (main 0, then in the order addresses are taken: lt, one, gt,
+    // call); `unused` is never lowered, `one` has another type
+    let src = "typedef int (*cmp_t)(int, int);\nstruct ops { cmp_t cmp; };\nint lt(int a, int b) { return a < b; }\nint gt(int a, int b) { return a > b; }\nint one(int a) { return a; }\nint unused(int a, int b) { return 0; }\nint call(struct ops *o, int x) { return o->cmp(x, 1); }\nint main() {\n struct ops o = { lt };\n int (*u)(int) = &one;\n if (o.cmp == 0) return 0;\n o.cmp = gt;\n return call(&o, 2) + (*u)(3);\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::o = stack_alloc(struct ops)",
+            "1 -> 2 main::o->cmp = 2",
+            "2 -> 3 main::u = 3",
+            "3 -> 4 main::__t0 = main::o->cmp",
+            "4 -> 5 assume((main::__t0 == 0))",
+            "4 -> 6 assume((main::__t0 != 0))",
+            "5 -> 7 main::__ret = 0",
+            "6 -> 8 main::o->cmp = 4",
+            "8 -> 9 main::__t1 = call(main::o, 2)",
+            "9 -> 10 main::__t2 = main::__t1",
+            "10 -> 11 assume((main::u == 3))",
+            "10 -> 12 INVALID_CALL assume((main::u != 3))",
+            "11 -> 13 main::__t3 = one(3)",
+            "13 -> 7 main::__ret = (main::__t2 + main::__t3)",
+        ],
+    );
+    check(
+        src,
+        "call",
+        &[
+            "0 -> 1 call::__t0 = call::o->cmp",
+            "1 -> 2 assume((call::__t0 == 2))",
+            "1 -> 3 assume((call::__t0 != 2))",
+            "2 -> 4 call::__t1 = lt(call::x, 1)",
+            "3 -> 5 assume((call::__t0 == 4))",
+            "3 -> 6 INVALID_CALL assume((call::__t0 != 4))",
+            "4 -> 7 call::__ret = call::__t1",
+            "5 -> 4 call::__t1 = gt(call::x, 1)",
+        ],
+    );
+    let p = lower(src);
+    assert!(p.function("unused").is_none());
+    let v = p.vars.iter().find(|v| v.name == "main::u").expect("u");
+    assert_eq!(p.ty_str(&v.ty), "int32");
+    // the fall-through is an undefined-behaviour target without successors
+    let targets: Vec<_> = p
+        .graph
+        .node_indices()
+        .filter(|&n| p.graph[n].kind == LocKind::InvalidCall)
+        .collect();
+    assert_eq!(targets.len(), 2);
+    for t in targets {
+        assert!(p.is_error(t) && p.is_undefined_target(t));
+        assert_eq!(p.successors(t).count(), 0);
+    }
+    // no candidate at all: the call site leads to the target only
+    let none = "int main() {\n int (*fp)(void) = 0;\n return fp();\n}\n";
+    check(
+        none,
+        "main",
+        &[
+            "0 -> 1 main::fp = 0",
+            "1 -> 2 INVALID_CALL assume((main::fp == main::fp))",
+        ],
+    );
+    // a parameter, NULL comparisons, `_Bool`, a global initialiser, a call of a
+    // constant is direct (ids: main 0, each 1, inc 2)
+    let src = "#include <stddef.h>\nvoid inc(int *x) { (*x)++; }\nvoid (*g)(int *) = inc;\nvoid each(void (*f)(int *), int *x) { if (f != NULL) f(x); }\nint main() {\n int x = 0;\n _Bool b = g;\n each(g, &x);\n (&inc)(&x);\n return b && g == inc;\n}\n";
+    check(
+        src,
+        "each",
+        &[
+            "0 -> 1 assume((each::f != 0))",
+            "0 -> 2 assume((each::f == 0))",
+            "1 -> 3 assume((each::f == 3))",
+            "1 -> 4 INVALID_CALL assume((each::f != 3))",
+            "3 -> 2 inc(each::x)",
+        ],
+    );
+    let p = lower(src);
+    let m = edges(&p, "main");
+    assert!(
+        m.contains(&"2 -> 3 main::b = (g != 0)".to_string()),
+        "{m:?}"
+    );
+    assert!(m.contains(&"6 -> 8 assume((g == 3))".to_string()), "{m:?}");
+    assert!(m.iter().any(|e| e.ends_with(" inc(main::x)")), "{m:?}");
+    let start = edges(&p, "__shapemc_start");
+    assert!(start.contains(&"0 -> 1 g = 3".to_string()), "{start:?}");
+}
+
+#[test]
+fn function_pointers_beyond_calls_and_copies_are_refused() {
+    let pre = "#include <stdio.h>\nint f(int a) { return a; }\nint v(int n, ...) { return n; }\nint main() {\n int (*fp)(int) = f;\n";
+    let cases: &[(&str, u32, &str)] = &[
+        (" long x = (long) fp;\n", 11, "function pointer cast"),
+        (" void *p = (void *) f;\n", 12, "function pointer cast"),
+        (" int r = fp < fp;\n", 10, "relational comparison"),
+        (" fp++;\n", 2, "function pointer arithmetic"),
+        (
+            " int (*q)(int, ...) = v;\n",
+            0,
+            "variadic function definition",
+        ),
+        (
+            " int (*q)(const char *, ...) = printf;\n",
+            32,
+            "external function `printf`",
+        ),
+        (
+            " int (*q)() = f;\n return q(1);\n",
+            15,
+            "cast between function pointer types",
+        ),
+    ];
+    for (body, col, what) in cases {
+        let src = format!("{pre}{body} return 0;\n}}\n");
+        if *col == 0 {
+            unsupported(&src, 3, 5, what);
+        } else {
+            unsupported(&src, 6, *col, what);
+        }
+    }
+    // calling through a pointer to a variadic function
+    unsupported(
+        "void h(int (*vp)(int, ...)) {\n vp(1, 2);\n}\nint main() {\n h(0);\n return 0;\n}\n",
+        2,
+        2,
+        "variadic function",
+    );
 }

@@ -590,6 +590,38 @@ impl<'t> Type<'t> {
         u64::try_from(s).ok()
     }
 
+    /// True if the two types are the same type (compare canonical types to see
+    /// through typedefs).
+    pub fn equals(&self, other: &Type<'_>) -> bool {
+        // SAFETY: pure function.
+        unsafe { clang_equalTypes(self.raw, other.raw) != 0 }
+    }
+
+    /// The result type of a function type.
+    pub fn result(&self) -> Type<'t> {
+        // SAFETY: pure function.
+        Type::wrap(unsafe { clang_getResultType(self.raw) })
+    }
+
+    /// The parameter types of a function type with a prototype (`None` otherwise).
+    pub fn arg_types(&self) -> Option<Vec<Type<'t>>> {
+        // SAFETY: pure functions; indices are in range.
+        unsafe {
+            let n = u32::try_from(clang_getNumArgTypes(self.raw)).ok()?;
+            Some(
+                (0..n)
+                    .map(|i| Type::wrap(clang_getArgType(self.raw, i)))
+                    .collect(),
+            )
+        }
+    }
+
+    /// True for a variadic function type.
+    pub fn is_variadic(&self) -> bool {
+        // SAFETY: pure function.
+        unsafe { clang_isFunctionTypeVariadic(self.raw) != 0 }
+    }
+
     /// The spelling of the type (`struct node *`).
     pub fn spelling(&self) -> String {
         // SAFETY: returns an owned CXString.
