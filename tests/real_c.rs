@@ -68,3 +68,43 @@ fn a_gcc_preprocessed_list_program_verifies_like_its_source() {
     assert_unsafe_with_replay_using(&bug_c, &[], None);
     assert_unsafe_with_replay_using(&bug_i, &[], None);
 }
+
+/// SAFE with a checked certificate for `NAME_safe.c`, UNSAFE with a replayed
+/// counterexample for `NAME_bug.c`.
+fn safe_and_bug(name: &str) {
+    assert_safe_with_checked_certificate(&data(&format!("{name}_safe.c")), &[]);
+    assert_unsafe_with_replay_using(&data(&format!("{name}_bug.c")), &[], None);
+}
+
+#[test]
+fn a_comparator_passed_to_a_sorted_insert() {
+    safe_and_bug("comparator_insert");
+}
+
+#[test]
+fn a_visitor_called_on_every_node() {
+    safe_and_bug("visitor");
+}
+
+#[test]
+fn a_struct_of_callbacks() {
+    safe_and_bug("callbacks");
+}
+
+#[test]
+fn a_call_through_a_null_callback_is_undefined_behaviour() {
+    let f = data("null_callback.c");
+    let (code, out) = shapemc(&["verify", f.to_str().expect("utf8"), "--timeout", "60"]);
+    assert_eq!(code, 20, "{out}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "UNKNOWN: undefined behaviour is reachable (1 call through an invalid function pointer)"
+        ),
+        "{first}"
+    );
+    assert!(
+        first.contains("null_callback.c:20:3: call through `main::visit`, which is NULL"),
+        "{first}"
+    );
+}
