@@ -2327,8 +2327,9 @@ impl<'c, 't> FnLower<'c, 't> {
         };
         let fe = self.rv(callee)?;
         if let Expr::Int(k) = fe {
-            if let Some(&def) = usize::try_from(k - 1)
-                .ok()
+            if let Some(&def) = k
+                .checked_sub(1)
+                .and_then(|f| usize::try_from(f).ok())
                 .and_then(|f| self.cx.func_defs.get(f))
             {
                 let ret = if want {
