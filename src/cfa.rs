@@ -406,6 +406,11 @@ pub enum LocKind {
     /// the sibling `free(p)` frees an object twice, or something that is not the start
     /// of a heap object; undefined behaviour like [`LocKind::NullDeref`].
     InvalidFree,
+    /// The target of an indirect call's fall-through (added by the front end): the
+    /// called function pointer is NULL or not the address of a function of its type
+    /// whose address the program takes; undefined behaviour like
+    /// [`LocKind::NullDeref`].
+    InvalidCall,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -509,11 +514,16 @@ impl Program {
     }
 
     /// True if `n` is the target of an undefined-behaviour check (NULL dereference,
-    /// division by zero, invalid dereference, invalid free), not a `reach_error()` call.
+    /// division by zero, invalid dereference, invalid free, call through an invalid
+    /// function pointer), not a `reach_error()` call.
     pub fn is_undefined_target(&self, n: Node) -> bool {
         matches!(
             self.graph[n].kind,
-            LocKind::NullDeref | LocKind::DivByZero | LocKind::InvalidDeref | LocKind::InvalidFree
+            LocKind::NullDeref
+                | LocKind::DivByZero
+                | LocKind::InvalidDeref
+                | LocKind::InvalidFree
+                | LocKind::InvalidCall
         )
     }
 

@@ -55,6 +55,9 @@ pub enum MemErrorKind {
     InvalidDeref,
     /// Access outside the cells of the object (wrong offset or type).
     OutOfBounds,
+    /// A call through a function pointer that is NULL or not the address of a
+    /// function of its type (a [`LocKind::InvalidCall`] target).
+    InvalidCall,
 }
 
 /// How a run ended.
@@ -671,6 +674,12 @@ impl<'a> Machine<'a> {
                         src: loc.src,
                     })
                 }
+                LocKind::InvalidCall => {
+                    return Ok(Outcome::MemError {
+                        kind: MemErrorKind::InvalidCall,
+                        src: loc.src,
+                    })
+                }
                 _ => {}
             }
             let edges: Vec<(EdgeId, Node)> = self
@@ -790,6 +799,11 @@ impl<'a> Machine<'a> {
         } else if loc.kind == LocKind::InvalidFree {
             Outcome::MemError {
                 kind: MemErrorKind::InvalidFree,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::InvalidCall {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidCall,
                 src: loc.src,
             }
         } else {

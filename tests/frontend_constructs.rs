@@ -2,7 +2,9 @@
 
 use shapemc::cfa::{LocKind, Op, Program};
 use shapemc::diag::FrontendError;
-use shapemc::frontend::{parse_file, program_to_dot, program_to_text, FrontendOptions};
+use shapemc::frontend::{
+    parse_file, parse_file_with_warnings, program_to_dot, program_to_text, FrontendOptions,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -47,6 +49,8 @@ fn edges(p: &Program, func: &str) -> Vec<String> {
                 (" ERR", r)
             } else if let Some(r) = rest.strip_prefix("(sink) ") {
                 (" SINK", r)
+            } else if let Some(r) = rest.strip_prefix("(invalid call) ") {
+                (" INVALID_CALL", r)
             } else {
                 ("", rest)
             };
@@ -550,10 +554,10 @@ fn unsupported_constructs_are_refused_with_position() {
         "union",
     );
     unsupported(
-        "int f(int x) { return x; }\nint main() {\n int (*fp)(int) = f;\n return fp(1);\n}\n",
+        "int f(int x) { return x; }\nint main() {\n long (*fp)(int) = (long (*)(int)) f;\n return fp(1);\n}\n",
         3,
-        8,
-        "function pointer",
+        20,
+        "cast between function pointer types",
     );
     unsupported(
         "int main() {\n double d = 1.0;\n return 0;\n}\n",
@@ -818,5 +822,228 @@ fn null_dereference_checks_sit_beside_every_access_through_a_pointer() {
     assert!(
         invalid.iter().any(|c| c == "assume_invalid(*main::q)"),
         "{invalid:?}"
+    );
+}
+
+#[test]
+fn gcc_only_attributes_are_ignored_with_a_warning() {
+    // glibc 2.36 under gcc: `__malloc__ (deallocator, n)`, which clang rejects
+    let src = "#include <stdlib.h>\nvoid *mk(int n)\n __attribute__ ((__nothrow__, __malloc__ (free, 1), __leaf__));\nvoid *mk2(void) __attribute__ ((__malloc__ (free, 1)));\nint main() {\n int x = 1;\n int a[2];\n return x;\n}\n";
+    let path = write_src(src);
+    // later positions are those of the file on disk
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Unsupported { .. }) => {
+            assert!(e.to_string().contains(":7:6: unsupported: array"), "{e}")
+        }
+        Err(e) => panic!("expected unsupported, got {e}"),
+        Ok(_) => panic!("expected unsupported"),
+    }
+    let ok = src.replace(" int a[2];\n", "");
+    std::fs::write(&path, &ok).expect("write");
+    let (p, warnings) =
+        parse_file_with_warnings(&path, &FrontendOptions::default()).expect("parses");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let name = path.display().to_string();
+    assert!(
+        warnings[0].starts_with(&format!(
+            "{name}:3:31: warning: ignoring attribute '__malloc__' (clang: "
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with(&format!(
+            "{name}:4:33: warning: ignoring attribute '__malloc__'"
+        )),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        edges(&p, "main"),
+        ["0 -> 1 main::x = 1", "1 -> 2 main::__ret = main::x"]
+    );
+    // the CLI prints them on stderr and goes on
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .arg("cfa")
+        .arg(&path)
+        .output()
+        .expect("run shapemc");
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(":3:31: warning: ignoring attribute '__malloc__'"),
+        "{err}"
+    );
+    // an attribute that changes the layout is never dropped: its error stays
+    std::fs::write(
+        &path,
+        "struct s { int a __attribute__((__aligned__(3))); };\nint main() { return 0; }\n",
+    )
+    .expect("write");
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Parse { .. }) => assert!(e.to_string().contains("alignment"), "{e}"),
+        Err(e) => panic!("expected a parse error, got {e}"),
+        Ok(_) => panic!("expected a parse error"),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn gcc_float_types_and_builtins_do_not_break_integer_programs() {
+    // what glibc's headers expand to under gcc (`bits/floatn.h`, fortify wrappers)
+    let src = "typedef _Float128 f128;\ntypedef _Float32 f32;\ntypedef _Float64x f64x;\nextern _Float128 strtof128(const char *__restrict p);\n__extension__ typedef long long ll;\nstatic __inline int g(int *__restrict p) { return __builtin_expect(*p, 0); }\nextern __inline int pr(int n, ...) { return __builtin_va_arg_pack(); }\nstruct s { int a; int b; };\nint main() {\n int x = 2;\n ll y = __builtin_offsetof(struct s, b);\n return g(&x) + (int) y;\n}\n";
+    let path = write_src(src);
+    let (p, warnings) =
+        parse_file_with_warnings(&path, &FrontendOptions::default()).expect("parses");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(":1:9: warning: treating gcc's '_Float128' as 'long double'")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(":7:45: warning: declaring gcc's '__builtin_va_arg_pack'")),
+        "{warnings:?}"
+    );
+    assert!(p.function("g").is_some());
+    // a use of the stand-in builtin is refused, not given a value
+    let call = src.replace("return g(&x) + (int) y;", "return pr(1);");
+    std::fs::write(&path, call).expect("write");
+    match parse_file_with_warnings(&path, &FrontendOptions::default()) {
+        Err(e @ FrontendError::Unsupported { .. }) => assert_eq!(e.exit_code(), 3),
+        Err(e) => panic!("expected unsupported, got {e}"),
+        Ok(_) => panic!("expected unsupported"),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn indirect_calls_branch_over_the_address_taken_functions_of_their_type() {
+    // ids are 1 + FuncId (main 0, then in the order addresses are taken: lt, one, gt,
+    // call); `unused` is never lowered, `one` has another type
+    let src = "typedef int (*cmp_t)(int, int);\nstruct ops { cmp_t cmp; };\nint lt(int a, int b) { return a < b; }\nint gt(int a, int b) { return a > b; }\nint one(int a) { return a; }\nint unused(int a, int b) { return 0; }\nint call(struct ops *o, int x) { return o->cmp(x, 1); }\nint main() {\n struct ops o = { lt };\n int (*u)(int) = &one;\n if (o.cmp == 0) return 0;\n o.cmp = gt;\n return call(&o, 2) + (*u)(3);\n}\n";
+    check(
+        src,
+        "main",
+        &[
+            "0 -> 1 main::o = stack_alloc(struct ops)",
+            "1 -> 2 main::o->cmp = 2",
+            "2 -> 3 main::u = 3",
+            "3 -> 4 main::__t0 = main::o->cmp",
+            "4 -> 5 assume((main::__t0 == 0))",
+            "4 -> 6 assume((main::__t0 != 0))",
+            "5 -> 7 main::__ret = 0",
+            "6 -> 8 main::o->cmp = 4",
+            "8 -> 9 main::__t1 = call(main::o, 2)",
+            "9 -> 10 main::__t2 = main::__t1",
+            "10 -> 11 assume((main::u == 3))",
+            "10 -> 12 INVALID_CALL assume((main::u != 3))",
+            "11 -> 13 main::__t3 = one(3)",
+            "13 -> 7 main::__ret = (main::__t2 + main::__t3)",
+        ],
+    );
+    check(
+        src,
+        "call",
+        &[
+            "0 -> 1 call::__t0 = call::o->cmp",
+            "1 -> 2 assume((call::__t0 == 2))",
+            "1 -> 3 assume((call::__t0 != 2))",
+            "2 -> 4 call::__t1 = lt(call::x, 1)",
+            "3 -> 5 assume((call::__t0 == 4))",
+            "3 -> 6 INVALID_CALL assume((call::__t0 != 4))",
+            "4 -> 7 call::__ret = call::__t1",
+            "5 -> 4 call::__t1 = gt(call::x, 1)",
+        ],
+    );
+    let p = lower(src);
+    assert!(p.function("unused").is_none());
+    let v = p.vars.iter().find(|v| v.name == "main::u").expect("u");
+    assert_eq!(p.ty_str(&v.ty), "int32");
+    // the fall-through is an undefined-behaviour target without successors
+    let targets: Vec<_> = p
+        .graph
+        .node_indices()
+        .filter(|&n| p.graph[n].kind == LocKind::InvalidCall)
+        .collect();
+    assert_eq!(targets.len(), 2);
+    for t in targets {
+        assert!(p.is_error(t) && p.is_undefined_target(t));
+        assert_eq!(p.successors(t).count(), 0);
+    }
+    // no candidate at all: the call site leads to the target only
+    let none = "int main() {\n int (*fp)(void) = 0;\n return fp();\n}\n";
+    check(
+        none,
+        "main",
+        &[
+            "0 -> 1 main::fp = 0",
+            "1 -> 2 INVALID_CALL assume((main::fp == main::fp))",
+        ],
+    );
+    // a parameter, NULL comparisons, `_Bool`, a global initialiser, a call of a
+    // constant is direct (ids: main 0, each 1, inc 2)
+    let src = "#include <stddef.h>\nvoid inc(int *x) { (*x)++; }\nvoid (*g)(int *) = inc;\nvoid each(void (*f)(int *), int *x) { if (f != NULL) f(x); }\nint main() {\n int x = 0;\n _Bool b = g;\n each(g, &x);\n (&inc)(&x);\n return b && g == inc;\n}\n";
+    check(
+        src,
+        "each",
+        &[
+            "0 -> 1 assume((each::f != 0))",
+            "0 -> 2 assume((each::f == 0))",
+            "1 -> 3 assume((each::f == 3))",
+            "1 -> 4 INVALID_CALL assume((each::f != 3))",
+            "3 -> 2 inc(each::x)",
+        ],
+    );
+    let p = lower(src);
+    let m = edges(&p, "main");
+    assert!(
+        m.contains(&"2 -> 3 main::b = (g != 0)".to_string()),
+        "{m:?}"
+    );
+    assert!(m.contains(&"6 -> 8 assume((g == 3))".to_string()), "{m:?}");
+    assert!(m.iter().any(|e| e.ends_with(" inc(main::x)")), "{m:?}");
+    let start = edges(&p, "__shapemc_start");
+    assert!(start.contains(&"0 -> 1 g = 3".to_string()), "{start:?}");
+}
+
+#[test]
+fn function_pointers_beyond_calls_and_copies_are_refused() {
+    let pre = "#include <stdio.h>\nint f(int a) { return a; }\nint v(int n, ...) { return n; }\nint main() {\n int (*fp)(int) = f;\n";
+    let cases: &[(&str, u32, &str)] = &[
+        (" long x = (long) fp;\n", 11, "function pointer cast"),
+        (" void *p = (void *) f;\n", 12, "function pointer cast"),
+        (" int r = fp < fp;\n", 10, "relational comparison"),
+        (" fp++;\n", 2, "function pointer arithmetic"),
+        (
+            " int (*q)(int, ...) = v;\n",
+            0,
+            "variadic function definition",
+        ),
+        (
+            " int (*q)(const char *, ...) = printf;\n",
+            32,
+            "external function `printf`",
+        ),
+        (
+            " int (*q)() = f;\n return q(1);\n",
+            15,
+            "cast between function pointer types",
+        ),
+    ];
+    for (body, col, what) in cases {
+        let src = format!("{pre}{body} return 0;\n}}\n");
+        if *col == 0 {
+            unsupported(&src, 3, 5, what);
+        } else {
+            unsupported(&src, 6, *col, what);
+        }
+    }
+    // calling through a pointer to a variadic function
+    unsupported(
+        "void h(int (*vp)(int, ...)) {\n vp(1, 2);\n}\nint main() {\n h(0);\n return 0;\n}\n",
+        2,
+        2,
+        "variadic function",
     );
 }

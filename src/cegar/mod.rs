@@ -499,6 +499,11 @@ where
                         "invalid dereferences",
                     ),
                     count(LocKind::InvalidFree, "invalid free", "invalid frees"),
+                    count(
+                        LocKind::InvalidCall,
+                        "call through an invalid function pointer",
+                        "calls through invalid function pointers",
+                    ),
                 ]
                 .into_iter()
                 .flatten()
@@ -649,6 +654,13 @@ where
                                     LocKind::InvalidFree,
                                     crate::interp::Outcome::MemError {
                                         kind: crate::interp::MemErrorKind::InvalidFree,
+                                        ..
+                                    },
+                                )
+                                | (
+                                    LocKind::InvalidCall,
+                                    crate::interp::Outcome::MemError {
+                                        kind: crate::interp::MemErrorKind::InvalidCall,
                                         ..
                                     },
                                 )
@@ -832,6 +844,10 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
         (LocKind::InvalidFree, None) => "double or invalid free".into(),
         (LocKind::DivByZero, Some(d)) => format!("division by zero (`{d}` is 0)"),
         (LocKind::DivByZero, None) => "division by zero".into(),
+        (LocKind::InvalidCall, Some(f)) => format!(
+            "call through `{f}`, which is NULL or not the address of a function of its type"
+        ),
+        (LocKind::InvalidCall, None) => "call through an invalid function pointer".into(),
         (_, Some(p)) => format!("NULL dereference of `{p}`"),
         (_, None) => "NULL dereference of a pointer".into(),
     };

@@ -54,7 +54,7 @@ impl Index {
         &self,
         path: &Path,
         args: &[String],
-        unsaved: &[(String, String)],
+        unsaved: &[(String, Vec<u8>)],
     ) -> Option<TranslationUnit<'_>> {
         let file = CString::new(path.to_string_lossy().as_bytes()).ok()?;
         let cargs: Vec<CString> = args
@@ -67,7 +67,7 @@ impl Index {
             .filter_map(|(n, c)| {
                 Some((
                     CString::new(n.as_bytes()).ok()?,
-                    CString::new(c.as_bytes()).ok()?,
+                    CString::new(c.as_slice()).ok()?,
                 ))
             })
             .collect();
@@ -129,6 +129,11 @@ pub struct Diagnostic {
     pub severity: i32,
     /// `file:line:col: error: message`.
     pub text: String,
+    /// The message alone (`'__malloc__' attribute takes no arguments`).
+    pub message: String,
+    /// Where the diagnostic points, in the file as it is on disk (spelling location;
+    /// `None` for diagnostics without a file position).
+    pub at: Option<Position>,
 }
 
 impl<'i> TranslationUnit<'i> {
@@ -145,8 +150,15 @@ impl<'i> TranslationUnit<'i> {
                     d,
                     CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn,
                 ));
+                let message = take_string(clang_getDiagnosticSpelling(d));
+                let at = spelling_position(clang_getDiagnosticLocation(d));
                 clang_disposeDiagnostic(d);
-                out.push(Diagnostic { severity, text });
+                out.push(Diagnostic {
+                    severity,
+                    text,
+                    message,
+                    at,
+                });
             }
         }
         out
@@ -202,6 +214,26 @@ fn file_offset(loc: CXSourceLocation) -> u32 {
         )
     };
     off
+}
+
+/// The spelling position of a location (where its characters are in the file on
+/// disk), `None` without a file.
+fn spelling_position(loc: CXSourceLocation) -> Option<Position> {
+    let mut file: CXFile = std::ptr::null_mut();
+    let (mut line, mut col, mut off): (c_uint, c_uint, c_uint) = (0, 0, 0);
+    // SAFETY: out-pointers are valid; the file name is an owned CXString.
+    unsafe {
+        clang_getSpellingLocation(loc, &mut file, &mut line, &mut col, &mut off);
+        if file.is_null() {
+            return None;
+        }
+        Some(Position {
+            file: take_string(clang_getFileName(file)),
+            line,
+            col,
+            offset: off,
+        })
+    }
 }
 
 /// A source position: file name, line, column (expansion location).
@@ -556,6 +588,38 @@ impl<'t> Type<'t> {
         // SAFETY: pure function.
         let s = unsafe { clang_Type_getSizeOf(self.raw) };
         u64::try_from(s).ok()
+    }
+
+    /// True if the two types are the same type (compare canonical types to see
+    /// through typedefs).
+    pub fn equals(&self, other: &Type<'_>) -> bool {
+        // SAFETY: pure function.
+        unsafe { clang_equalTypes(self.raw, other.raw) != 0 }
+    }
+
+    /// The result type of a function type.
+    pub fn result(&self) -> Type<'t> {
+        // SAFETY: pure function.
+        Type::wrap(unsafe { clang_getResultType(self.raw) })
+    }
+
+    /// The parameter types of a function type with a prototype (`None` otherwise).
+    pub fn arg_types(&self) -> Option<Vec<Type<'t>>> {
+        // SAFETY: pure functions; indices are in range.
+        unsafe {
+            let n = u32::try_from(clang_getNumArgTypes(self.raw)).ok()?;
+            Some(
+                (0..n)
+                    .map(|i| Type::wrap(clang_getArgType(self.raw, i)))
+                    .collect(),
+            )
+        }
+    }
+
+    /// True for a variadic function type.
+    pub fn is_variadic(&self) -> bool {
+        // SAFETY: pure function.
+        unsafe { clang_isFunctionTypeVariadic(self.raw) != 0 }
     }
 
     /// The spelling of the type (`struct node *`).

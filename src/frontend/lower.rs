@@ -13,8 +13,18 @@
 //!   `Expr::Cast(ty, ..)` (modular arithmetic); signed overflow is undefined in C and
 //!   is not modelled;
 //! - conversions to `_Bool` become `e != 0` (`e != NULL`);
-//! - only functions reachable from `main` are lowered; calls to `reach_error` and the
-//!   assert-failure functions become `Error` edges, `abort`/`exit` `Halt` edges;
+//! - only functions reachable from `main` are lowered (a function whose address a
+//!   lowered function or a global initialiser takes is reachable); calls to
+//!   `reach_error` and the assert-failure functions become `Error` edges,
+//!   `abort`/`exit` `Halt` edges;
+//! - a function pointer is an `int` function id: NULL is 0, `f`/`&f` as a value is
+//!   `1 + FuncId(f)`; an indirect call `fp(args)` evaluates `fp` and the arguments,
+//!   then branches over the functions whose address is taken and whose type is the
+//!   pointer's (`assume(fp == id_f)`, then an ordinary call of `f`); when `fp` is none
+//!   of them an edge leads to a `LocKind::InvalidCall` target (undefined behaviour);
+//!   conversions to or from other types (other function pointer types included),
+//!   arithmetic and `<`-comparisons on function pointers and calls through pointers
+//!   to variadic or unprototyped functions are refused;
 //! - `alloca` becomes an `Alloc` of kind `Stack`; the `pointee` of an allocation is the
 //!   innermost non-void pointer type the result is converted to (cast, destination,
 //!   parameter, also through `?:`), `Ty::Void` if there is none;
@@ -33,8 +43,8 @@
 
 #![allow(non_upper_case_globals)]
 
-use super::clang::{Cursor, TranslationUnit};
-use super::types::{promote, range_includes, wrap_const, CTy, BOOL};
+use super::clang::{Cursor, TranslationUnit, Type};
+use super::types::{is_fn_ptr, is_fn_type, promote, range_includes, wrap_const, CTy, BOOL, FN_PTR};
 use super::FrontendOptions;
 use crate::cfa::{
     AllocKind, BinOp, Expr, FieldRef, FuncId, Function, LocKind, Op, Program, Scope, SrcLoc,
@@ -42,7 +52,7 @@ use crate::cfa::{
 };
 use clang_sys::*;
 use petgraph::graph::NodeIndex;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// Why lowering stopped: an unsupported construct at a position.
@@ -125,6 +135,25 @@ pub struct Ctx<'t> {
     func_defs: Vec<Cursor<'t>>,
     worklist: VecDeque<FuncId>,
     bodies: Vec<Option<LocalGraph>>,
+    /// Functions whose address the program takes (`&f`, or `f` as a value).
+    fn_targets: BTreeSet<FuncId>,
+    /// Indirect calls, branched over their candidates once every function is lowered.
+    indirect_calls: Vec<IndirectCall<'t>>,
+}
+
+/// A call through a function pointer, between nodes `from` and `to` of function
+/// `func`'s local graph, resolved by [`Ctx::resolve_indirect_calls`].
+struct IndirectCall<'t> {
+    func: FuncId,
+    from: usize,
+    to: usize,
+    /// The called pointer's value (a variable).
+    ptr: VarId,
+    /// The function type the pointer points to (canonical).
+    fn_ty: Type<'t>,
+    args: Vec<Expr>,
+    ret: Option<VarId>,
+    src: SrcLoc,
 }
 
 /// A function's CFA before it is copied into the program graph.
@@ -155,6 +184,8 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         func_defs: Vec::new(),
         worklist: VecDeque::new(),
         bodies: Vec::new(),
+        fn_targets: BTreeSet::new(),
+        indirect_calls: Vec::new(),
     };
     cx.prog.malloc_never_fails = opts.malloc_never_fails;
     let root = tu.cursor();
@@ -185,11 +216,11 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         });
     };
     let main_id = cx.func_id(main)?;
-    while let Some(f) = cx.worklist.pop_front() {
-        let g = FnLower::lower_function(&mut cx, f)?;
-        cx.bodies[f] = Some(g);
-    }
+    cx.lower_queued()?;
     let start = cx.start_function(main_id)?;
+    // functions whose address only a global initialiser takes
+    cx.lower_queued()?;
+    cx.resolve_indirect_calls();
     cx.prog.main = main_id;
     cx.assemble();
     cx.prog.entry = cx.prog.functions[start].entry;
@@ -197,6 +228,70 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
 }
 
 impl<'t> Ctx<'t> {
+    /// Lowers the bodies of the queued functions (and of those they make reachable).
+    fn lower_queued(&mut self) -> R<()> {
+        while let Some(f) = self.worklist.pop_front() {
+            let g = FnLower::lower_function(self, f)?;
+            self.bodies[f] = Some(g);
+        }
+        Ok(())
+    }
+
+    /// The value of the address of function `f` (a function pointer): `1 + f`.
+    fn fn_id_value(f: FuncId) -> Expr {
+        Expr::Int(1 + f as i64)
+    }
+
+    /// Branches every indirect call over the functions whose address the program
+    /// takes and whose type is the pointer's: `assume(ptr == id_f)` then a call of `f`,
+    /// one after the other, and when the pointer is none of them (NULL, garbage, a
+    /// function of another type) an edge to a [`LocKind::InvalidCall`] target.
+    fn resolve_indirect_calls(&mut self) {
+        let calls = std::mem::take(&mut self.indirect_calls);
+        let targets: Vec<FuncId> = self.fn_targets.iter().copied().collect();
+        for ic in calls {
+            let candidates: Vec<FuncId> = targets
+                .iter()
+                .copied()
+                .filter(|&f| self.func_defs[f].ty().canonical().equals(&ic.fn_ty))
+                .collect();
+            let Some(g) = self.bodies[ic.func].as_mut() else {
+                continue;
+            };
+            let node = |g: &mut LocalGraph, kind: LocKind| {
+                g.nodes.push((ic.src, kind));
+                g.nodes.len() - 1
+            };
+            let mut cur = ic.from;
+            for f in candidates {
+                let id = Ctx::fn_id_value(f);
+                let (call, next) = (node(g, LocKind::Normal), node(g, LocKind::Normal));
+                let is = Expr::bin(BinOp::Eq, Expr::Var(ic.ptr), id);
+                let isnt = is.negate();
+                g.edges.push((cur, call, Op::Assume { cond: is }, ic.src));
+                g.edges.push((cur, next, Op::Assume { cond: isnt }, ic.src));
+                let op = Op::Call {
+                    callee: f,
+                    args: ic.args.clone(),
+                    ret: ic.ret,
+                };
+                g.edges.push((call, ic.to, op, ic.src));
+                cur = next;
+            }
+            let target = node(g, LocKind::InvalidCall);
+            // without candidates, an edge that names the pointer (messages name it)
+            let op = if cur == ic.from {
+                let p = Expr::Var(ic.ptr);
+                Op::Assume {
+                    cond: Expr::bin(BinOp::Eq, p.clone(), p),
+                }
+            } else {
+                Op::Skip
+            };
+            g.edges.push((cur, target, op, ic.src));
+        }
+    }
+
     /// The FuncId of a function definition, registering it (and queueing its body).
     fn func_id(&mut self, def: Cursor<'t>) -> R<FuncId> {
         let key = def.canonical();
@@ -599,14 +694,37 @@ fn has_side_effects(c: Cursor<'_>) -> bool {
     }
 }
 
-/// The function a call expression calls directly (None for indirect calls).
+/// The function a call expression calls directly (None for indirect calls, and for
+/// calls of a function cast to another function type).
 fn direct_callee<'t>(call: Cursor<'t>) -> Option<Cursor<'t>> {
-    let callee = strip_casts(*call.expr_children().first()?);
+    let mut callee = *call.expr_children().first()?;
+    let mut casts = Vec::new();
+    while matches!(
+        callee.kind(),
+        CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr
+    ) {
+        let ch = callee.expr_children();
+        if ch.len() != 1 {
+            break;
+        }
+        if callee.kind() == CXCursor_CStyleCastExpr {
+            casts.push(callee);
+        }
+        callee = ch[0];
+    }
     if callee.kind() != CXCursor_DeclRefExpr {
         return None;
     }
     let d = callee.referenced()?;
-    (d.kind() == CXCursor_FunctionDecl).then_some(d)
+    let same_type = |k: &Cursor<'t>| {
+        is_fn_ptr(k.ty())
+            && k.ty()
+                .canonical()
+                .pointee()
+                .canonical()
+                .equals(&callee.ty().canonical())
+    };
+    (d.kind() == CXCursor_FunctionDecl && casts.iter().all(same_type)).then_some(d)
 }
 
 fn is_alloc_call(c: Cursor<'_>) -> bool {
@@ -1128,8 +1246,8 @@ impl<'c, 't> FnLower<'c, 't> {
                     return unsup(c, "void value");
                 }
                 let ik = inner.ty().canonical().kind();
-                if matches!(ik, CXType_FunctionProto | CXType_FunctionNoProto) {
-                    return unsup(c, "function pointer");
+                if is_fn_type(inner.ty()) || is_fn_ptr(inner.ty()) || is_fn_ptr(c.ty()) {
+                    return self.fn_ptr_conversion(c, inner);
                 }
                 if matches!(ik, CXType_ConstantArray | CXType_IncompleteArray) {
                     return if strip_parens(inner).kind() == CXCursor_StringLiteral {
@@ -1181,7 +1299,7 @@ impl<'c, 't> FnLower<'c, 't> {
                         Some(v) => Ok(Expr::Int(v)),
                         None => unsup(c, "enum constant"),
                     },
-                    CXCursor_FunctionDecl => unsup(c, "function pointer"),
+                    CXCursor_FunctionDecl => self.fn_value(c),
                     _ => unsup(c, "reference"),
                 }
             }
@@ -1669,12 +1787,8 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.incdec(c, inner, bop, post, want).map(Some)
             }
             CXUnaryOperator_AddrOf => {
-                if strip_parens(inner).kind() == CXCursor_DeclRefExpr
-                    && strip_parens(inner)
-                        .referenced()
-                        .is_some_and(|d| d.kind() == CXCursor_FunctionDecl)
-                {
-                    return unsup(c, "function pointer");
+                if is_fn_type(inner.ty()) {
+                    return self.fn_value(inner).map(Some);
                 }
                 let lv = self.lv(inner)?;
                 let src = loc(c);
@@ -1738,6 +1852,9 @@ impl<'c, 't> FnLower<'c, 't> {
         want: bool,
     ) -> R<Expr> {
         let src = loc(c);
+        if is_fn_ptr(inner.ty()) {
+            return unsup(c, "function pointer arithmetic");
+        }
         let ty = self.ety(inner)?;
         if ty.is_ptr() {
             return unsup(c, "pointer arithmetic");
@@ -1785,6 +1902,20 @@ impl<'c, 't> FnLower<'c, 't> {
             return unsup(c, "internal: binary operator arity");
         }
         let (l, r) = (ch[0], ch[1]);
+        let fn_ptrs = is_fn_ptr(l.ty()) || is_fn_ptr(r.ty());
+        if fn_ptrs
+            && !matches!(
+                k,
+                CXBinaryOperator_Comma
+                    | CXBinaryOperator_LAnd
+                    | CXBinaryOperator_LOr
+                    | CXBinaryOperator_Assign
+                    | CXBinaryOperator_EQ
+                    | CXBinaryOperator_NE
+            )
+        {
+            return unsup(c, "function pointer arithmetic or relational comparison");
+        }
         match k {
             CXBinaryOperator_Comma => {
                 self.effect(l)?;
@@ -1917,7 +2048,21 @@ impl<'c, 't> FnLower<'c, 't> {
                 if has_side_effects(r) {
                     le = self.snapshot(le, lty, src);
                 }
-                let re = self.rv(r)?;
+                let mut re = self.rv(r)?;
+                if fn_ptrs {
+                    // function ids: NULL is 0; a data pointer is never a function
+                    for (side, e) in [(l, &mut le), (r, &mut re)] {
+                        if *e == Expr::Null {
+                            *e = Expr::Int(0);
+                        }
+                        if !is_fn_ptr(side.ty()) && *e != Expr::Int(0) {
+                            return unsup(
+                                c,
+                                "comparison of a function pointer with a non-function pointer",
+                            );
+                        }
+                    }
+                }
                 let ty = self.ety(c)?;
                 Ok(Some(wrap_arith(op, Expr::bin(op, le, re), &ty)))
             }
@@ -2035,7 +2180,7 @@ impl<'c, 't> FnLower<'c, 't> {
     fn call_h(&mut self, c: Cursor<'t>, want: bool, hint: Option<Ty>) -> R<Option<Expr>> {
         let src = loc(c);
         let Some(d) = direct_callee(c) else {
-            return unsup(c, "indirect call (function pointer)");
+            return self.indirect_call(c, want);
         };
         let name = d.spelling();
         let nargs = c.num_args().max(0) as u32;
@@ -2146,6 +2291,164 @@ impl<'c, 't> FnLower<'c, 't> {
         };
         self.user_call(c, d, ret)?;
         Ok(ret.map(Expr::Var))
+    }
+
+    /// A call through a function pointer `fp(args)` (or `(*fp)(args)`): the pointer and
+    /// the arguments are evaluated here, the branches over the candidate functions are
+    /// added by [`Ctx::resolve_indirect_calls`] once every function is lowered. A
+    /// callee that is a constant (`(&f)(x)`) is a direct call.
+    fn indirect_call(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
+        let src = loc(c);
+        let Some(&callee) = c.expr_children().first() else {
+            return unsup(c, "internal: call without callee");
+        };
+        if !is_fn_ptr(callee.ty()) {
+            return unsup(c, "indirect call");
+        }
+        let fn_ty = callee.ty().canonical().pointee().canonical();
+        if fn_ty.kind() == CXType_FunctionNoProto {
+            return unsup(c, "call through a function pointer without prototype");
+        }
+        if fn_ty.is_variadic() {
+            return unsup(c, "call through a pointer to a variadic function");
+        }
+        let Some(ptys) = fn_ty.arg_types() else {
+            return unsup(c, "call through a function pointer without prototype");
+        };
+        let nargs = c.num_args().max(0) as u32;
+        let args: Vec<Cursor<'t>> = (0..nargs).filter_map(|i| c.arg(i)).collect();
+        if args.len() != ptys.len() {
+            return unsup(c, "call with a wrong number of arguments");
+        }
+        let ret_ty = match self.cx.conv(fn_ty.result(), c)? {
+            CTy::Scalar(t) => Some(t),
+            CTy::Void => None,
+            CTy::Struct(_) => return unsup(c, "struct return value"),
+        };
+        let fe = self.rv(callee)?;
+        if let Expr::Int(k) = fe {
+            if let Some(&def) = k
+                .checked_sub(1)
+                .and_then(|f| usize::try_from(f).ok())
+                .and_then(|f| self.cx.func_defs.get(f))
+            {
+                let ret = if want {
+                    ret_ty.map(|t| self.tmp(t))
+                } else {
+                    None
+                };
+                self.user_call(c, def, ret)?;
+                return Ok(ret.map(Expr::Var));
+            }
+        }
+        let fe = if args.iter().any(|a| has_side_effects(*a)) {
+            self.snapshot(fe, FN_PTR, src)
+        } else {
+            fe
+        };
+        let mut vals = Vec::new();
+        for (i, (a, pt)) in args.iter().zip(&ptys).enumerate() {
+            let pty = self.cx.scalar(*pt, *a)?;
+            let aty = self.ety(*a)?;
+            let e = if pty.is_ptr() && is_alloc_call(strip_casts(*a)) {
+                let t = self.tmp(pty.clone());
+                self.alloc(strip_casts(*a), t, Some(*a), None)?;
+                Expr::Var(t)
+            } else {
+                let e = self.rv(*a)?;
+                self.convert(e, &aty, &pty, *a)?
+            };
+            let later_effects = args[i + 1..].iter().any(|b| has_side_effects(*b));
+            let e = if later_effects {
+                self.snapshot(e, pty, src)
+            } else {
+                e
+            };
+            vals.push(e);
+        }
+        let ptr = self.atom(fe, FN_PTR, src);
+        let ret = if want {
+            ret_ty.map(|t| self.tmp(t))
+        } else {
+            None
+        };
+        let (from, to) = (self.cur, self.node(src));
+        self.cx.indirect_calls.push(IndirectCall {
+            func: self.fid,
+            from,
+            to,
+            ptr,
+            fn_ty,
+            args: vals,
+            ret,
+            src,
+        });
+        self.cur = to;
+        Ok(ret.map(Expr::Var))
+    }
+
+    /// The value of a function designator (an expression of function type): the
+    /// function's id (`1 + FuncId`); the function becomes address-taken and reachable.
+    fn fn_value(&mut self, c: Cursor<'t>) -> R<Expr> {
+        let s = strip_parens(c);
+        match s.kind() {
+            CXCursor_DeclRefExpr => {
+                let Some(d) = s.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl) else {
+                    return unsup(c, "function designator");
+                };
+                let Some(def) = d.definition() else {
+                    return unsup(
+                        c,
+                        &format!("address of external function `{}`", d.spelling()),
+                    );
+                };
+                let f = self.cx.func_id(def)?;
+                self.cx.fn_targets.insert(f);
+                Ok(Ctx::fn_id_value(f))
+            }
+            // `*fp` designates the function `fp` points to
+            CXCursor_UnaryOperator if s.unary_op() == CXUnaryOperator_Deref => {
+                let inner = self.only_child(s)?;
+                if !is_fn_ptr(inner.ty()) {
+                    return unsup(c, "function designator");
+                }
+                self.rv(inner)
+            }
+            _ => unsup(c, "function designator"),
+        }
+    }
+
+    /// A conversion `c` of `inner` from or to a function pointer: the decay of a
+    /// function designator to its address, a copy between identical function pointer
+    /// types, NULL to a function pointer, a function pointer to `_Bool`. Any other
+    /// (to another function type, to or from integers and data pointers) is refused.
+    fn fn_ptr_conversion(&mut self, c: Cursor<'t>, inner: Cursor<'t>) -> R<Expr> {
+        let to = c.ty().canonical();
+        let from = inner.ty().canonical();
+        if is_fn_type(from) {
+            if is_fn_ptr(to) && to.pointee().canonical().equals(&from) {
+                return self.fn_value(inner);
+            }
+            return unsup(c, "function pointer cast");
+        }
+        if is_fn_ptr(from) {
+            if is_fn_ptr(to) {
+                if to.pointee().canonical().equals(&from.pointee().canonical()) {
+                    return self.rv(inner);
+                }
+                return unsup(c, "cast between function pointer types");
+            }
+            if self.ety(c)? == BOOL {
+                let e = self.rv(inner)?;
+                return Ok(as_comparison(e, &FN_PTR));
+            }
+            return unsup(c, "function pointer cast");
+        }
+        // to a function pointer: only from a null pointer constant
+        match self.rv(inner)? {
+            Expr::Null | Expr::Int(0) => Ok(Expr::Int(0)),
+            _ => unsup(c, "conversion to a function pointer"),
+        }
     }
 
     /// A call of a function with a body; `ret` receives the result (same type).

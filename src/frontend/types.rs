@@ -25,6 +25,28 @@ pub const BOOL: Ty = Ty::Int {
     signed: false,
 };
 
+/// The CFA type of a function pointer: an integer function id, 0 for NULL and
+/// `1 + FuncId` for the address of a function (see `lower.rs`).
+pub const FN_PTR: Ty = Ty::INT;
+
+/// True for a pointer to a function type (with or without prototype).
+pub fn is_fn_ptr(t: Type<'_>) -> bool {
+    let c = t.canonical();
+    c.kind() == CXType_Pointer
+        && matches!(
+            c.pointee().canonical().kind(),
+            CXType_FunctionProto | CXType_FunctionNoProto
+        )
+}
+
+/// True for a function type (a function designator before its decay to a pointer).
+pub fn is_fn_type(t: Type<'_>) -> bool {
+    matches!(
+        t.canonical().kind(),
+        CXType_FunctionProto | CXType_FunctionNoProto
+    )
+}
+
 /// The integer promotion of a type (`char`/`short`/`_Bool` become `int`).
 pub fn promote(t: &Ty) -> Ty {
     match t {
@@ -98,7 +120,7 @@ impl<'t> Ctx<'t> {
             CXType_Pointer => {
                 let pt = c.pointee().canonical();
                 match pt.kind() {
-                    CXType_FunctionProto | CXType_FunctionNoProto => unsup(at, "function pointer"),
+                    CXType_FunctionProto | CXType_FunctionNoProto => Ok(CTy::Scalar(FN_PTR)),
                     _ => Ok(CTy::Scalar(Ty::Ptr(Box::new(match self.conv(pt, at)? {
                         CTy::Scalar(t) => t,
                         CTy::Struct(s) => Ty::Struct(s),

@@ -57,3 +57,25 @@ pub fn assert_unsafe_with_replay_using(file: &Path, extra: &[&str], lib: Option<
     assert_eq!(code, 10, "{}: {replayed}", file.display());
     out
 }
+
+/// `verify FILE EXTRA... --certificate C` answers SAFE with exit 0 and
+/// `check-certificate FILE C` answers VALID. Returns the output of `verify`.
+pub fn assert_safe_with_checked_certificate(file: &Path, extra: &[&str]) -> String {
+    let d = tempfile::tempdir().expect("temporary directory");
+    let cert = d.path().join("c.cert");
+    let f = file.to_str().expect("utf8 path");
+    let c = cert.to_str().expect("utf8 path");
+    let mut argv = vec!["verify", f, "--timeout", "60", "--certificate", c];
+    argv.extend_from_slice(extra);
+    let (code, out) = shapemc(&argv);
+    assert_eq!(
+        out.lines().next(),
+        Some("SAFE"),
+        "{}: {out}",
+        file.display()
+    );
+    assert_eq!(code, 0);
+    let (code, checked) = shapemc(&["check-certificate", f, c]);
+    assert_eq!((code, checked.trim()), (0, "VALID"), "{}", file.display());
+    out
+}
