@@ -316,8 +316,23 @@ impl StructureRepr {
         }
     }
 
-    /// Rebuilds the structure over `class` (values not listed are 0).
+    /// The most nodes [`StructureRepr::build`] accepts. Abstract structures are small
+    /// (the bundled benchmarks' certificates have at most 9 nodes); a larger count in a
+    /// certificate is damage, and building it (nodes are added one by one, quadratic each)
+    /// would not end (fuzzing: `"nodes": 9223372036854775807` hung `check-certificate`).
+    pub const MAX_NODES: usize = 256;
+
+    /// Rebuilds the structure over `class` (values not listed are 0); fails on more than
+    /// [`StructureRepr::MAX_NODES`] nodes, bad values, out-of-range nodes and unknown
+    /// predicates.
     pub fn build(&self, class: &ShapeClass) -> Result<Structure, String> {
+        if self.nodes > Self::MAX_NODES {
+            return Err(format!(
+                "a structure of {} nodes (at most {} are read)",
+                self.nodes,
+                Self::MAX_NODES
+            ));
+        }
         let voc = Vocab::of(class);
         let mut s = Structure::empty(class);
         for _ in 0..self.nodes {
@@ -446,6 +461,23 @@ mod tests {
         let json = serde_json::to_string(&k).unwrap_or_default();
         let back: ShapeRegion = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, k);
+    }
+
+    #[test]
+    fn a_read_structure_has_a_bounded_node_count() {
+        // regression (fuzzing): a certificate's node count of 2^63 - 1 was added one by one
+        let c = fam::simple_class(&["x"], &["next"], vec![fam::reach("x", &["next"])]);
+        let repr = |nodes| StructureRepr {
+            nodes,
+            facts: Vec::new(),
+        };
+        assert_eq!(repr(3).build(&c).map(|s| s.len()), Ok(3));
+        let max = StructureRepr::MAX_NODES;
+        assert_eq!(repr(max).build(&c).map(|s| s.len()), Ok(max));
+        for n in [max + 1, i64::MAX as usize, usize::MAX] {
+            let e = repr(n).build(&c).err().unwrap_or_default();
+            assert!(e.contains("at most 256"), "{n}: {e}");
+        }
     }
 
     #[test]
