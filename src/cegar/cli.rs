@@ -305,8 +305,9 @@ fn verify_program(
     explicit: &[crate::cfa::VarId],
     variant: ProgramVariant,
 ) -> VerifyReport {
+    let start = std::time::Instant::now();
     let prog = prog.clone();
-    let opts = CegarOptions {
+    let mut opts = CegarOptions {
         order: args.order,
         timeout: timeout
             .filter(|t| t.is_finite() && *t > 0.0)
@@ -351,9 +352,12 @@ fn verify_program(
         no_partial_join: args.no_partial_join,
         local_scg: args.local_scg,
         per_variable_uninit: args.per_variable_uninit,
+        sample_deadline: opts.timeout.map(|t| start + t),
     };
     let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
     abs.track_ints_explicitly(&prog, explicit);
+    // the set-up (`--scg maximal` samples the program) counts against the time limit
+    opts.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
     let out = model_check(&prog, &mut abs, &opts);
     let file = match (&out.certificate, abs.take_sealed()) {
         (Some(c), Some(body)) => {

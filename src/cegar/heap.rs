@@ -91,6 +91,9 @@ pub struct HeapOptions {
     /// default: the per-cell `un[f]` predicates ([`crate::shape::with_uninit_preds`]),
     /// measured 9 more correct svcomp tasks and no loss (scoreboard 81 against 72).
     pub per_variable_uninit: bool,
+    /// When the samplers must stop (`--scg maximal`'s up-front sampling runs before the
+    /// CEGAR loop's time limit is set): `verify`'s time limit.
+    pub sample_deadline: Option<std::time::Instant>,
 }
 
 /// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
@@ -976,6 +979,7 @@ impl HeapAbstraction {
         // often of a program whose nondeterministic data keeps structures shallow
         let cfg = crate::explicit::sample::SamplerConfig {
             state_budget: EARLY_SAMPLE_BUDGET,
+            deadline: self.deadline.get(),
             ..Default::default()
         };
         let report = crate::explicit::sample_program(prog, &cfg);
@@ -1000,7 +1004,11 @@ impl HeapAbstraction {
     /// shape-track every pointer of the type with the finest of them.
     fn start_maximal(&mut self, prog: &Program) {
         let Some(lat) = &self.lattice else { return };
-        let report = crate::explicit::sample_program(prog, &Default::default());
+        let cfg = crate::explicit::sample::SamplerConfig {
+            deadline: self.options.sample_deadline,
+            ..Default::default()
+        };
+        let report = crate::explicit::sample_program(prog, &cfg);
         let mut chosen = Vec::new();
         for c in &report.classifications {
             let s = c.strukt;

@@ -16,6 +16,7 @@ use crate::cfa::{EdgeId, Expr, LocKind, Node, Op, Program, Scope, Step, StructId
 use fixedbitset::FixedBitSet;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::time::Instant;
 
 /// Where samples may be taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -47,6 +48,10 @@ pub struct SamplerConfig {
     /// Forget (set to ⊤) local variables that are dead at the reached location, so
     /// that states differing only in stale temporaries are merged.
     pub kill_dead: bool,
+    /// Stop exploring at this instant, as when the state budget runs out (`verify`'s
+    /// time limit; none by default).
+    #[serde(skip)]
+    pub deadline: Option<Instant>,
 }
 
 impl Default for SamplerConfig {
@@ -59,6 +64,7 @@ impl Default for SamplerConfig {
             malloc_never_fails: false,
             sites: SampleSites::Stable,
             kill_dead: true,
+            deadline: None,
         }
     }
 }
@@ -82,7 +88,8 @@ pub struct SampleReport {
     pub samples: Vec<Sample>,
     /// Explored states.
     pub states: usize,
-    /// True if the state budget ran out before enough samples were collected.
+    /// True if the state budget (or the time) ran out before enough samples were
+    /// collected.
     pub budget_exhausted: bool,
     /// Paths ended by an explicit error (undefined behaviour), by kind.
     pub errors: BTreeMap<String, usize>,
@@ -209,7 +216,7 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         if collectors[0].done() {
             break;
         }
-        if states >= cfg.state_budget {
+        if states >= cfg.state_budget || cfg.deadline.is_some_and(|d| Instant::now() >= d) {
             budget_exhausted = true;
             break;
         }
@@ -442,5 +449,44 @@ fn kill_dead(prog: &Program, live: &[FixedBitSet], at: Node, s: &mut ExplicitSta
     }
     if changed {
         s.canonicalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::{parse_file, FrontendOptions};
+
+    #[test]
+    fn the_sampler_stops_at_its_deadline() {
+        // regression (fuzzing): `verify --scg maximal --timeout 3` sampled a program with
+        // an endless loop for 9 s before its time limit started
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let f = dir.path().join("endless.c");
+        std::fs::write(
+            &f,
+            "#include <stdlib.h>\nstruct node { struct node *next; };\n\
+             int main(void) { struct node *h = 0; int i = 0;\n\
+             do { struct node *n = malloc(sizeof *n); n->next = h; h = n; i++; } while (1);\n\
+             return i; }\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let prog = parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let budget = SamplerConfig {
+            state_budget: 50,
+            threshold: SampleThreshold {
+                samples: 1_000,
+                min_nodes: 1_000,
+            },
+            ..Default::default()
+        };
+        let r = sample_program(&prog, &budget);
+        assert_eq!((r.states, r.budget_exhausted), (50, true));
+        let past = SamplerConfig {
+            deadline: Some(Instant::now()),
+            ..budget
+        };
+        let r = sample_program(&prog, &past);
+        assert_eq!((r.states, r.budget_exhausted), (0, true));
     }
 }
