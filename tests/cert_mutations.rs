@@ -21,15 +21,16 @@ fn data(name: &str) -> PathBuf {
 
 /// The header and body of a certificate `verify` writes for `file` (as JSON values).
 fn certificate_of(file: &Path, malloc_never_fails: bool) -> (Value, Value) {
+    let d = tempfile::tempdir().expect("temporary directory");
+    let path = d.path().join("c.json");
     let args = VerifyArgs {
         timeout: Some(120.0),
         malloc_never_fails,
+        certificate: Some(path.clone()),
         ..Default::default()
     };
     let rep = verify_file(file, &args).expect("the file parses");
     assert_eq!(rep.verdict, Verdict::Safe, "{}", file.display());
-    let d = tempfile::tempdir().expect("temporary directory");
-    let path = d.path().join("c.json");
     rep.certificate_file
         .expect("SAFE comes with a certificate")
         .write(&path)

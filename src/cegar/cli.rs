@@ -355,6 +355,7 @@ fn verify_program(
         sample_deadline: opts.timeout.map(|t| start + t),
     };
     let mut abs = HeapAbstraction::new(&prog, args.pred_scope, 10_000, args.scg, lattice, options);
+    abs.keep_certificate = args.certificate.is_some();
     abs.track_ints_explicitly(&prog, explicit);
     // the set-up (`--scg maximal` samples the program) counts against the time limit
     opts.timeout = opts.timeout.map(|t| t.saturating_sub(start.elapsed()));
