@@ -137,21 +137,7 @@ fn run_in(cfg: &RunConfig, input: &Path, work: &Path) -> Outcome {
         .stdout(out)
         .stderr(err)
         .process_group(0);
-    let limit_bytes = cfg.memory_limit_mb.saturating_mul(1024 * 1024) as libc::rlim_t;
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // setrlimit, which is async-signal-safe; it touches no locks or allocations.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: limit_bytes,
-                rlim_max: limit_bytes,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit_address_space(&mut cmd, cfg.memory_limit_mb);
     let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -246,6 +232,27 @@ fn one_line(s: &str) -> String {
         format!("{}...", s.chars().take(200).collect::<String>())
     } else {
         s.to_string()
+    }
+}
+
+/// Makes the child of `cmd` start with an address-space limit of `mb` MiB
+/// (`RLIMIT_AS`), so that a run out of memory fails instead of taking the machine.
+pub fn limit_address_space(cmd: &mut std::process::Command, mb: u64) {
+    use std::os::unix::process::CommandExt;
+    let limit_bytes = mb.saturating_mul(1024 * 1024) as libc::rlim_t;
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // setrlimit, which is async-signal-safe; it touches no locks or allocations.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit_bytes,
+                rlim_max: limit_bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

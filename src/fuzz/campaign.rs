@@ -372,21 +372,7 @@ pub fn run_shapemc(
         .stdout(out)
         .stderr(err)
         .process_group(0);
-    let limit_bytes = memory_limit_mb.saturating_mul(1024 * 1024) as libc::rlim_t;
-    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit,
-    // which is async-signal-safe; it touches no locks and allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: limit_bytes,
-                rlim_max: limit_bytes,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::bench::exec::limit_address_space(&mut cmd, memory_limit_mb);
     let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
