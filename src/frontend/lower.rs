@@ -2349,22 +2349,7 @@ impl<'c, 't> FnLower<'c, 't> {
         let mut vals = Vec::new();
         for (i, (a, pt)) in args.iter().zip(&ptys).enumerate() {
             let pty = self.cx.scalar(*pt, *a)?;
-            let aty = self.ety(*a)?;
-            let e = if pty.is_ptr() && is_alloc_call(strip_casts(*a)) {
-                let t = self.tmp(pty.clone());
-                self.alloc(strip_casts(*a), t, Some(*a), None)?;
-                Expr::Var(t)
-            } else {
-                let e = self.rv(*a)?;
-                self.convert(e, &aty, &pty, *a)?
-            };
-            let later_effects = args[i + 1..].iter().any(|b| has_side_effects(*b));
-            let e = if later_effects {
-                self.snapshot(e, pty, src)
-            } else {
-                e
-            };
-            vals.push(e);
+            vals.push(self.call_arg(&args, i, pty, src)?);
         }
         let ptr = self.atom(fe, FN_PTR, src);
         let ret = if want {
@@ -2452,6 +2437,29 @@ impl<'c, 't> FnLower<'c, 't> {
     }
 
     /// A call of a function with a body; `ret` receives the result (same type).
+    /// The value of call argument `args[i]` for a parameter of type `pty`, for direct
+    /// and indirect calls alike: an allocation call is lowered into a temporary, other
+    /// values are converted; the value is snapshotted when a later argument has side
+    /// effects.
+    fn call_arg(&mut self, args: &[Cursor<'t>], i: usize, pty: Ty, src: SrcLoc) -> R<Expr> {
+        let a = args[i];
+        let aty = self.ety(a)?;
+        let e = if pty.is_ptr() && is_alloc_call(strip_casts(a)) {
+            let t = self.tmp(pty.clone());
+            self.alloc(strip_casts(a), t, Some(a), None)?;
+            Expr::Var(t)
+        } else {
+            let e = self.rv(a)?;
+            self.convert(e, &aty, &pty, a)?
+        };
+        let later_effects = args[i + 1..].iter().any(|b| has_side_effects(*b));
+        Ok(if later_effects {
+            self.snapshot(e, pty, src)
+        } else {
+            e
+        })
+    }
+
     fn user_call(&mut self, c: Cursor<'t>, d: Cursor<'t>, ret: Option<VarId>) -> R<()> {
         let src = loc(c);
         let Some(def) = d.definition() else {
@@ -2465,27 +2473,12 @@ impl<'c, 't> FnLower<'c, 't> {
             return unsup(c, "call with a wrong number of arguments");
         }
         let mut vals = Vec::new();
-        for (i, a) in args.iter().enumerate() {
+        for i in 0..args.len() {
             let Some(p) = def.arg(i as u32) else {
                 return unsup(c, "internal: parameter");
             };
             let pty = self.cx.scalar(p.ty(), p)?;
-            let aty = self.ety(*a)?;
-            let e = if pty.is_ptr() && is_alloc_call(strip_casts(*a)) {
-                let t = self.tmp(pty.clone());
-                self.alloc(strip_casts(*a), t, Some(*a), None)?;
-                Expr::Var(t)
-            } else {
-                let e = self.rv(*a)?;
-                self.convert(e, &aty, &pty, *a)?
-            };
-            let later_effects = args[i + 1..].iter().any(|b| has_side_effects(*b));
-            let e = if later_effects {
-                self.snapshot(e, pty, src)
-            } else {
-                e
-            };
-            vals.push(e);
+            vals.push(self.call_arg(&args, i, pty, src)?);
         }
         self.emit(
             Op::Call {
