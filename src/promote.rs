@@ -12,7 +12,7 @@
 //!
 //! | operation | becomes |
 //! |---|---|
-//! | `p = malloc(S)` | `p = 0` (if malloc may fail) or, for the `i` with `S#next == i-1`: `S#next = i; S#i.alive = 1; S#i.f = nondet()` (`0` for calloc) for every field; `p = i` |
+//! | `p = malloc(S)` (or a stack object of `S`, which never fails) | `p = 0` (if malloc may fail) or, for the `i` with `S#next == i-1`: `S#next = i; S#i.alive = 1; S#i.f = nondet()` (`0` for calloc) for every field; `p = i` |
 //! | `x = p->f` / `p->f = e` | for each `i`: `assume(p == i); assume(S#i.alive != 0); x = S#i.f` / `S#i.f = e` |
 //! | `free(p)` | `assume(p == 0)`, or for each `i`: `assume(p == i); assume(S#i.alive != 0); S#i.alive = 0` |
 //! | `assume_invalid(p)` | `assume(p != 0)`, then for each `i` either `assume(p != i)` or `assume(p == i); assume(S#i.alive == 0)` |
@@ -28,8 +28,14 @@
 //!
 //! A type is promoted only when nothing else can reach its objects: no `&p->f`, no
 //! pointer to a pointer to `S`, no cast between `S *` and another type, no pointer
-//! arithmetic or ordering on `S *`, no stack objects of type `S`. Anything else leaves
-//! the type alone.
+//! arithmetic or ordering on `S *`. Anything else leaves the type alone.
+//!
+//! Stack and static objects (struct-typed locals and globals, `AllocKind::Stack`) are
+//! promoted like heap objects: a head struct on the stack (`SLIST_HEAD(..) head;`,
+//! reached through `&head`) becomes the globals `S#i.f`, so its pointer fields are
+//! roots of the shape domain. Such an allocation never fails and its fields start
+//! indeterminate (a static object's zero initialiser follows as ordinary stores); a
+//! site executing in a loop is unbounded and keeps the type as it is.
 
 use crate::cfa::{
     Access, AllocKind, BinOp, Edge, Expr, FieldRef, LocKind, Node, Op, Program, Scope, SrcLoc,
@@ -234,9 +240,7 @@ fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
                     return None;
                 }
                 if of_s {
-                    if !matches!(kind, AllocKind::Heap { .. }) {
-                        return None;
-                    }
+                    let _ = kind; // heap and stack objects alike (stack ones never fail)
                     objects = objects.checked_add(bounds.at(prog, e.source())?)?;
                     if objects > MAX_OBJECTS {
                         return None;
@@ -454,13 +458,15 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
             src,
         };
         match edge.op {
-            Op::Alloc {
-                dst,
-                kind: AllocKind::Heap { zeroed },
-                ..
-            } if of_type(dst).is_some() => {
+            Op::Alloc { dst, kind, .. } if of_type(dst).is_some() => {
                 let gl = of_type(dst).expect("checked");
-                if !prog.malloc_never_fails {
+                // a stack or static object never fails; its fields start indeterminate
+                // (a static one's initialiser follows as ordinary stores)
+                let (may_fail, zeroed) = match kind {
+                    AllocKind::Heap { zeroed } => (!prog.malloc_never_fails, zeroed),
+                    AllocKind::Stack => (false, false),
+                };
+                if may_fail {
                     b.path(from, to, vec![assign(dst, Expr::Int(0))]);
                 }
                 for (k, (alive, fields)) in gl.alive.iter().zip(&gl.fields).enumerate() {
@@ -764,6 +770,32 @@ pub(crate) mod tests {
             .find(|f| f.name == "pprev@head.first")
             .unwrap();
         assert_eq!(f.ty, Ty::INT, "a pointer to a head is an object number");
+    }
+
+    #[test]
+    fn a_head_struct_on_the_stack_becomes_globals() {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/real_c/slist_head_safe.c");
+        let mut prog = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
+        prog.add_undefined_behaviour_checks();
+        let p = promote(&prog).expect("the stack head is promotable");
+        assert_eq!(p.types.len(), 1);
+        assert_eq!(
+            (p.types[0].name.as_str(), p.types[0].objects),
+            ("slisthead", 1)
+        );
+        // no stack allocation of it is left, and its pointer field is a global now
+        let h = p.types[0].strukt;
+        assert!(!p
+            .program
+            .graph
+            .edge_weights()
+            .any(|e| matches!(&e.op, Op::Alloc { pointee, .. } if *pointee == Ty::Struct(h))));
+        let first = p
+            .program
+            .vars
+            .iter()
+            .find(|v| v.name == "slisthead#1.slh_first");
+        assert!(first.is_some_and(|v| v.ty.is_ptr()));
     }
 
     #[test]
