@@ -76,7 +76,30 @@ pub struct BuildOptions {
     /// location and call stack when the CPA's [`Cpa::merge`] allows it: the new node
     /// gets the merged state and the older one becomes a covered leaf.
     pub merge: bool,
+    /// Stop with [`BuildOutcome::Limit`] ("cancelled") once this is set (another
+    /// analysis of a portfolio answered first).
+    pub cancel: Option<Cancel>,
 }
+
+/// A flag one thread sets to stop analyses running on others (checked at every
+/// ART expansion and refinement; the analysis then ends UNKNOWN, "cancelled").
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Asks every holder of a clone of this flag to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called on a clone of this flag.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The reason an analysis stopped by [`Cancel`] gives.
+pub const CANCELLED: &str = "cancelled: another analysis answered first";
 
 impl Default for BuildOptions {
     fn default() -> Self {
@@ -87,6 +110,7 @@ impl Default for BuildOptions {
             memory_limit_mb: None,
             reached: Vec::new(),
             merge: false,
+            cancel: None,
         }
     }
 }
@@ -334,6 +358,10 @@ pub fn build<C: Cpa>(
         if opts.deadline.is_some_and(|d| Instant::now() >= d) {
             art.waitlist.push_front(n);
             return BuildOutcome::Limit("time limit reached".into());
+        }
+        if opts.cancel.as_ref().is_some_and(Cancel::is_cancelled) {
+            art.waitlist.push_front(n);
+            return BuildOutcome::Limit(CANCELLED.into());
         }
         if let Some(limit) = opts.memory_limit_mb {
             if n % 256 == 0 && crate::diag::resident_mib().is_some_and(|m| m > limit) {
@@ -587,6 +615,21 @@ mod tests {
             merge: true,
             ..BuildOptions::default()
         }
+    }
+
+    #[test]
+    fn a_cancelled_build_stops_with_the_waitlist_kept() {
+        let prog = diamond();
+        let mut art = Art::new(&prog, 1u8);
+        let cancel = Cancel::default();
+        cancel.clone().cancel();
+        let opts = BuildOptions {
+            cancel: Some(cancel),
+            ..BuildOptions::default()
+        };
+        let out = build(&EdgeBits, &prog, &mut art, &(), &opts, &mut |_| false);
+        assert_eq!(out, BuildOutcome::Limit(CANCELLED.into()));
+        assert_eq!(art.waitlist.len(), 1, "the root waits to be expanded");
     }
 
     #[test]

@@ -108,3 +108,29 @@ fn a_call_through_a_null_callback_is_undefined_behaviour() {
         "{first}"
     );
 }
+
+#[test]
+fn an_slist_whose_head_struct_is_on_the_stack() {
+    // `struct slisthead head;` is a stack object reached through `&head`: promoted to
+    // globals, its `slh_first` is a root of the shape domain
+    let out = assert_safe_with_checked_certificate(&data("slist_head_safe.c"), &[]);
+    assert!(out.contains("slisthead (1 objects) to globals"), "{out}");
+    assert_unsafe_with_replay_using(&data("slist_head_bug.c"), &[], None);
+}
+
+#[test]
+fn a_tailq_with_back_links_into_its_stack_head() {
+    // `tqe_prev`/`tqh_last` point into the head or an element: split per target field,
+    // then the head is promoted
+    safe_and_bug("tailq_head");
+}
+
+#[test]
+fn one_thread_runs_no_portfolio() {
+    let out = assert_safe_with_checked_certificate(
+        &data("slist_head_safe.c"),
+        &["--jobs", "1", "--promote", "first"],
+    );
+    assert!(!out.contains("portfolio"), "{out}");
+    assert!(out.contains("slisthead (1 objects) to globals"), "{out}");
+}

@@ -66,6 +66,20 @@ pub struct BenchArgs {
 /// an allocation fail.
 pub const SVCOMP_VERIFY_ARGS: &[&str] = &["--malloc-never-fails"];
 
+/// `--jobs N` for each `verify` run: the machine's cores shared among the `jobs`
+/// parallel runs (at least 1), so that the scoreboard never runs more analysis
+/// threads than cores; nothing when a `--verify-arg` sets the threads itself.
+fn verify_threads(jobs: usize, verify_args: &[String]) -> Vec<String> {
+    if verify_args
+        .iter()
+        .any(|a| a == "-j" || a.starts_with("--jobs") || a.starts_with("-j"))
+    {
+        return Vec::new();
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    vec!["--jobs".into(), (cores / jobs.max(1)).max(1).to_string()]
+}
+
 /// One line of `--table1`: the same task with maximal SCGs and with refinement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableOneRow {
@@ -150,6 +164,7 @@ fn run_inner(args: &BenchArgs) -> Result<i32, String> {
         extra_args: SVCOMP_VERIFY_ARGS
             .iter()
             .map(|a| a.to_string())
+            .chain(verify_threads(jobs, &args.verify_arg))
             .chain(args.verify_arg.iter().cloned())
             .collect(),
     };

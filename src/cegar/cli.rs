@@ -103,6 +103,13 @@ pub struct VerifyArgs {
     /// analysed.
     #[arg(long, value_enum, default_value_t = Promote::Auto)]
     pub promote: Promote,
+    /// Threads for one verification [default: the machine's cores]. With 2 or more
+    /// and a program `--promote` can rewrite, the program as written and the promoted
+    /// program are analysed at once (a portfolio): the first usable verdict wins and
+    /// stops the other (a proof of either; a counterexample only of the program as
+    /// written). With 1, `--promote` schedules the two one after the other.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 /// The schedule of [`VerifyArgs::promote`].
@@ -155,6 +162,7 @@ impl Default for VerifyArgs {
             per_variable_uninit: false,
             no_merge: false,
             promote: Promote::Auto,
+            jobs: None,
         }
     }
 }
@@ -233,6 +241,12 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             .map(|t| format!("{} ({} objects) to globals", t.name, t.objects)),
     );
     let note = format!("promoted: {}", what.join(", "));
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs >= 2 {
+        return Ok(verify_portfolio(&prog, promoted, args, budget, note));
+    }
     let mut log = Vec::new();
     // Auto: a verdict of the first, short run stands; an UNKNOWN other than its time
     // limit is reported if the promoted program does not prove the program either
@@ -281,6 +295,132 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     Ok(last)
 }
 
+/// Which program a portfolio thread analyses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    AsWritten,
+    Promoted,
+}
+
+/// The program as written and the promoted program analysed at once, on two threads
+/// (`--jobs` ≥ 2): a proof of either or a counterexample (or any verdict but a time
+/// limit) of the program as written ends the portfolio and cancels the other thread
+/// ([`crate::art::Cancel`]); a non-proof of the promoted program waits for the other.
+/// The verdict does not depend on which thread finishes first, only the report's
+/// statistics do (a program both prove SAFE reports the first proof).
+fn verify_portfolio(
+    prog: &crate::cfa::Program,
+    promoted: crate::promote::Promotion,
+    args: &VerifyArgs,
+    budget: Option<f64>,
+    note: String,
+) -> VerifyReport {
+    let started = std::time::Instant::now();
+    let (tx, rx) = crossbeam::channel::bounded::<(Side, VerifyReport)>(2);
+    let cancel = [crate::art::Cancel::default(), crate::art::Cancel::default()];
+    let spawn = |side: Side,
+                 prog: crate::cfa::Program,
+                 explicit: Vec<crate::cfa::VarId>,
+                 cancel: crate::art::Cancel| {
+        let tx = tx.clone();
+        let args = args.clone();
+        let parent = tracing::Span::current();
+        let (name, variant) = match side {
+            Side::AsWritten => ("as-written", ProgramVariant::AsWritten),
+            Side::Promoted => ("promoted", ProgramVariant::Promoted),
+        };
+        // a thread that cannot start leaves its side unanswered: the other decides
+        let spawned = std::thread::Builder::new()
+            .name(format!("verify-{name}"))
+            .spawn(move || {
+                let _span =
+                    tracing::info_span!(parent: &parent, "portfolio", side = name).entered();
+                let rep = verify_program_cancellable(
+                    &prog,
+                    &args,
+                    budget,
+                    &explicit,
+                    variant,
+                    Some(cancel),
+                );
+                // the receiver may be gone (the other side decided): nothing to do then
+                let _ = tx.send((side, rep));
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the {name} analysis thread: {e}");
+        }
+    };
+    spawn(Side::AsWritten, prog.clone(), Vec::new(), cancel[0].clone());
+    spawn(
+        Side::Promoted,
+        promoted.program,
+        promoted.finite_vars,
+        cancel[1].clone(),
+    );
+    drop(tx);
+    let mut log = vec![format!(
+        "portfolio: the program as written and the promoted one at once ({note})"
+    )];
+    let mut as_written: Option<VerifyReport> = None;
+    let mut promoted_line: Option<String> = None;
+    while let Ok((side, rep)) = rx.recv() {
+        match side {
+            Side::Promoted if rep.verdict == Verdict::Safe => {
+                cancel[0].cancel();
+                log.push(note.clone());
+                let mut rep = rep;
+                rep.log.splice(0..0, log);
+                rep.stats.time_total_s = started.elapsed().as_secs_f64();
+                return rep;
+            }
+            Side::Promoted => {
+                let line = format!(
+                    "{note}: {} after {:.2} s",
+                    rep.verdict.line(),
+                    rep.stats.time_total_s
+                );
+                tracing::info!("{line}");
+                promoted_line = Some(line);
+                if as_written.is_some() {
+                    break;
+                }
+            }
+            Side::AsWritten => {
+                let decided =
+                    !matches!(rep.verdict, Verdict::Unknown(_)) || promoted_line.is_some();
+                as_written = Some(rep);
+                if decided {
+                    break;
+                }
+                // an UNKNOWN of the program as written: the promoted one may still prove it
+            }
+        }
+    }
+    cancel[1].cancel();
+    let mut rep = match as_written {
+        Some(rep) => rep,
+        None => only_proofs_of_promoted(VerifyReport {
+            verdict: Verdict::Unknown("internal error: no analysis thread answered".into()),
+            stats: Default::default(),
+            certificate: None,
+            heap_certificate: None,
+            certificate_file: None,
+            counterexample: None,
+            log: Vec::new(),
+        }),
+    };
+    if let Some(line) = promoted_line {
+        log.push(line);
+    } else {
+        log.push(format!(
+            "{note}: stopped, the program as written answered first"
+        ));
+    }
+    rep.log.splice(0..0, log);
+    rep.stats.time_total_s = started.elapsed().as_secs_f64();
+    rep
+}
+
 /// The report of a run on a promoted program as one on the original: a proof carries
 /// over, any other verdict becomes UNKNOWN (a counterexample of the promoted program
 /// is not one of the original: it may take a `nondet()` pointer to be an object).
@@ -305,6 +445,19 @@ fn verify_program(
     explicit: &[crate::cfa::VarId],
     variant: ProgramVariant,
 ) -> VerifyReport {
+    verify_program_cancellable(prog, args, timeout, explicit, variant, None)
+}
+
+/// [`verify_program`] that stops (UNKNOWN, [`crate::art::CANCELLED`]) once `cancel`
+/// is set.
+fn verify_program_cancellable(
+    prog: &crate::cfa::Program,
+    args: &VerifyArgs,
+    timeout: Option<f64>,
+    explicit: &[crate::cfa::VarId],
+    variant: ProgramVariant,
+    cancel: Option<crate::art::Cancel>,
+) -> VerifyReport {
     let start = std::time::Instant::now();
     let prog = prog.clone();
     let mut opts = CegarOptions {
@@ -316,6 +469,7 @@ fn verify_program(
         max_nodes: args.max_nodes,
         memory_limit_mb: args.memory_limit,
         merge: !args.no_merge,
+        cancel,
         ..Default::default()
     };
     if args.domains == Domains::Pred {

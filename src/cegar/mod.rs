@@ -86,6 +86,9 @@ pub struct CegarOptions {
     /// Let `BuildART` merge states ([`crate::cpa::Cpa::merge`]; a domain without a
     /// merge operator is unaffected).
     pub merge: bool,
+    /// Ends the run UNKNOWN ([`crate::art::CANCELLED`]) once set, without the random
+    /// bug hunt of other UNKNOWN answers (a portfolio's other analysis answered).
+    pub cancel: Option<crate::art::Cancel>,
 }
 
 impl Default for CegarOptions {
@@ -99,6 +102,7 @@ impl Default for CegarOptions {
             validate_interpolants: true,
             memory_limit_mb: None,
             merge: true,
+            cancel: None,
         }
     }
 }
@@ -410,6 +414,7 @@ where
         memory_limit_mb: opts.memory_limit_mb,
         reached: Vec::new(),
         merge: opts.merge,
+        cancel: opts.cancel.clone(),
     };
     // NULL dereferences found reachable (replayed): never SAFE after one, but the
     // search goes on, since a real error path still makes the answer UNSAFE.
@@ -440,6 +445,9 @@ where
     macro_rules! give_up {
         ($why:expr) => {{
             let mut why: String = $why;
+            if opts.cancel.as_ref().is_some_and(crate::art::Cancel::is_cancelled) {
+                return finish(Verdict::Unknown(crate::art::CANCELLED.into()), stats, &art, abs, log, None, None);
+            }
             let t = Instant::now();
             let hunt = hunt_error(prog, opts, deadline);
             stats.time_replay_s += t.elapsed().as_secs_f64();
@@ -460,6 +468,13 @@ where
     }
     loop {
         stats.iterations += 1;
+        if opts
+            .cancel
+            .as_ref()
+            .is_some_and(crate::art::Cancel::is_cancelled)
+        {
+            give_up!(crate::art::CANCELLED.into());
+        }
         abs.set_deadline(deadline);
         let t = Instant::now();
         let out = {
