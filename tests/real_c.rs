@@ -69,6 +69,18 @@ fn a_gcc_preprocessed_list_program_verifies_like_its_source() {
     assert_unsafe_with_replay_using(&bug_i, &[], None);
 }
 
+/// `shapemc ARGS`: the exit code and stderr (where diagnostics go).
+fn shapemc_stderr(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
+        .args(args)
+        .output()
+        .expect("run shapemc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// SAFE with a checked certificate for `NAME_safe.c`, UNSAFE with a replayed
 /// counterexample for `NAME_bug.c`.
 fn safe_and_bug(name: &str) {
@@ -133,4 +145,48 @@ fn one_thread_runs_no_portfolio() {
     );
     assert!(!out.contains("portfolio"), "{out}");
     assert!(out.contains("slisthead (1 objects) to globals"), "{out}");
+}
+
+#[test]
+fn a_kernel_style_intrusive_list_is_lowered_through_its_container() {
+    // `&j->link` is `j`, `container_of(p, struct job, link)` is `p` and the list head
+    // is a `struct job` object of its own (see `frontend::intrusive`); the bug's
+    // counterexample replays on that program
+    let f = data("kernel_list_bug.c");
+    let (code, cfa) = shapemc(&["cfa", f.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{cfa}");
+    assert!(
+        cfa.contains("main::queue = stack_alloc(struct job)"),
+        "{cfa}"
+    );
+    assert!(
+        cfa.contains("main::queue->link.next = main::queue"),
+        "{cfa}"
+    );
+    assert!(!cfa.contains("&"), "no address of a field is left: {cfa}");
+    assert_unsafe_with_replay_using(&f, &[], None);
+}
+
+#[test]
+fn a_link_struct_embedded_twice_is_refused_with_its_places() {
+    let f = data("kernel_list_two_links.c");
+    let (code, out) = shapemc_stderr(&["verify", f.to_str().expect("utf8")]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("kernel_list_two_links.c:14:12: unsupported: address of an embedded struct (it is embedded in several places: node.by_age, node.by_name"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_shifted_link_converted_to_void_pointer_is_refused() {
+    // `&j->link` is 4 bytes into `*j` in C but `j` in the CFA: only container_of may
+    // convert it
+    let f = data("kernel_list_void_cast.c");
+    let (code, out) = shapemc_stderr(&["verify", f.to_str().expect("utf8")]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("kernel_list_void_cast.c:15:13: unsupported: conversion from `struct list_head *` to `void *`"),
+        "{out}"
+    );
 }

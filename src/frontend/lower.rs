@@ -139,6 +139,8 @@ pub struct Ctx<'t> {
     fn_targets: BTreeSet<FuncId>,
     /// Indirect calls, branched over their candidates once every function is lowered.
     indirect_calls: Vec<IndirectCall<'t>>,
+    /// Link structs identified with their container (`container_of`).
+    pub intrusive: super::intrusive::Intrusive<'t>,
 }
 
 /// A call through a function pointer, between nodes `from` and `to` of function
@@ -186,9 +188,11 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         bodies: Vec::new(),
         fn_targets: BTreeSet::new(),
         indirect_calls: Vec::new(),
+        intrusive: Default::default(),
     };
     cx.prog.malloc_never_fails = opts.malloc_never_fails;
     let root = tu.cursor();
+    cx.intrusive = super::intrusive::scan(root);
     for d in root.children() {
         if d.kind() == CXCursor_FunctionDecl && d.is_definition() {
             collect_addr_taken(d, &mut cx.addr_taken);
@@ -431,9 +435,10 @@ impl<'t> Ctx<'t> {
                 fl.emit(Op::StoreIndirect { ptr: g.var, src: e }, src);
                 continue;
             }
+            let prefix = fl.cx.obj_prefix(g.decl.ty());
             match (g.strukt, init) {
-                (Some(s), Some(i)) => fl.init_struct(g.var, s, "", Some(i), true)?,
-                (Some(s), None) => fl.init_struct(g.var, s, "", None, true)?,
+                (Some(s), Some(i)) => fl.init_struct(g.var, s, &prefix, Some(i), true)?,
+                (Some(s), None) => fl.init_struct(g.var, s, &prefix, None, true)?,
                 (None, Some(i)) => fl.rhs_into(i, g.var)?,
                 (None, None) => {
                     let z = zero(&fl.cx.prog.vars[g.var].ty);
@@ -1028,11 +1033,12 @@ impl<'c, 't> FnLower<'c, 't> {
                     src,
                 );
                 if let Some(i) = d.var_init() {
+                    let prefix = self.cx.obj_prefix(d.ty());
                     if strip_parens(i).kind() == CXCursor_InitListExpr {
-                        self.init_struct(v, s, "", Some(i), true)?;
+                        self.init_struct(v, s, &prefix, Some(i), true)?;
                     } else {
                         let from = self.lv(strip_noop(i))?;
-                        self.copy_struct(Lv::Obj(v, s, String::new()), from, i)?;
+                        self.copy_struct(Lv::Obj(v, s, prefix), from, i)?;
                     }
                 }
             }
@@ -1153,6 +1159,81 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(def)
     }
 
+    /// `container_of(p, T, m)` (see `super::intrusive`): `p`, when the link struct `p`
+    /// points to is identified with member `m` of `T`; refused when it is not.
+    fn container_of(&mut self, c: Cursor<'t>) -> R<Option<Cursor<'t>>> {
+        let Some((p, target, k)) = super::intrusive::container_of(c) else {
+            return Ok(None);
+        };
+        let link = p.ty().canonical().pointee().canonical().declaration();
+        let key = super::intrusive::record_key(link);
+        let Some(a) = self.cx.intrusive.aliases.get(&key) else {
+            let why = match self.cx.intrusive.refused.get(&key) {
+                Some(places) => format!(
+                    "container_of of `struct {}`, which is embedded in several places ({places})",
+                    link.spelling()
+                ),
+                None => format!(
+                    "container_of of `struct {}`, which is embedded in no struct",
+                    link.spelling()
+                ),
+            };
+            return unsup(c, &why);
+        };
+        let same_container =
+            super::intrusive::record_key(target) == super::intrusive::record_key(a.container);
+        if !same_container || u64::try_from(k).ok() != Some(a.offset) {
+            return unsup(
+                c,
+                &format!(
+                    "pointer arithmetic on `struct {} *` other than container_of(p, struct {}, {})",
+                    link.spelling(),
+                    a.container.spelling(),
+                    a.member
+                ),
+            );
+        }
+        Ok(Some(p))
+    }
+
+    /// Refuses a conversion `c` of `inner` between a pointer to a link struct identified
+    /// with a member at a nonzero offset and another pointer type (the addresses differ
+    /// in C, not in the CFA); NULL and allocations are fine.
+    fn check_link_conversion(&mut self, c: Cursor<'t>, inner: Cursor<'t>) -> R<()> {
+        let (to, from) = (c.ty().canonical(), inner.ty().canonical());
+        if to.kind() != CXType_Pointer || from.kind() != CXType_Pointer {
+            return Ok(());
+        }
+        let key = |t: Type<'t>| {
+            let p = t.pointee().canonical();
+            (p.kind() == CXType_Record).then(|| super::intrusive::record_key(p.declaration()))
+        };
+        let (kt, kf) = (key(to), key(from));
+        if kt == kf {
+            return Ok(());
+        }
+        let shifted = |k: &Option<String>| {
+            k.as_ref()
+                .and_then(|k| self.cx.intrusive.aliases.get(k))
+                .is_some_and(|a| a.offset != 0)
+        };
+        if !(shifted(&kt) || shifted(&kf)) {
+            return Ok(());
+        }
+        let stripped = strip_casts(inner);
+        if is_alloc_call(stripped) || stripped.eval_int() == Some(0) {
+            return Ok(());
+        }
+        unsup(
+            c,
+            &format!(
+                "conversion from `{}` to `{}` (the link struct is embedded at a nonzero offset; only container_of is supported)",
+                from.spelling(),
+                to.spelling()
+            ),
+        )
+    }
+
     /// Allocates the stack cell backing an address-taken scalar variable.
     fn alloc_cell(&mut self, v: VarId, ty: Ty, src: SrcLoc) {
         let bytes = match &ty {
@@ -1240,11 +1321,15 @@ impl<'c, 't> FnLower<'c, 't> {
         match k {
             CXCursor_ParenExpr => self.rv_h(self.only_child(c)?, hint),
             CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr => {
+                if let Some(p) = self.container_of(c)? {
+                    return self.rv(p);
+                }
                 let inner = self.only_child(c)?;
                 let to = self.cx.conv(c.ty(), c)?;
                 if to == CTy::Void {
                     return unsup(c, "void value");
                 }
+                self.check_link_conversion(c, inner)?;
                 let ik = inner.ty().canonical().kind();
                 if is_fn_type(inner.ty()) || is_fn_ptr(inner.ty()) || is_fn_ptr(c.ty()) {
                     return self.fn_ptr_conversion(c, inner);
@@ -1367,6 +1452,10 @@ impl<'c, 't> FnLower<'c, 't> {
 
     fn only_child(&self, c: Cursor<'t>) -> R<Cursor<'t>> {
         let ch = c.expr_children();
+        if c.kind() == CXCursor_CStyleCastExpr && ch.len() == 2 {
+            // `(__typeof__(*p) *) e`: the typeof operand (never evaluated) comes first
+            return Ok(ch[1]);
+        }
         if ch.len() != 1 {
             return unsup(c, &format!("expression `{}`", c.kind_name()));
         }
@@ -1555,10 +1644,20 @@ impl<'c, 't> FnLower<'c, 't> {
                 }
             }
         }
-        let bytes = sizes
+        let mut bytes = sizes
             .iter()
             .try_fold(1i64, |acc, s| s.map(|v| acc.saturating_mul(v)))
             .and_then(|b| u64::try_from(b).ok());
+        // a stand-alone link struct is an object of its container (`super::intrusive`)
+        if let Ty::Struct(s) = pointee {
+            let size = self.cx.prog.structs[s].size;
+            for a in self.cx.intrusive.aliases.values() {
+                let key = super::intrusive::record_key(a.container);
+                if self.cx.struct_ids.get(&key) == Some(&s) && bytes == Some(a.link_size) {
+                    bytes = Some(size);
+                }
+            }
+        }
         let kind = match name.as_str() {
             "malloc" => AllocKind::Heap { zeroed: false },
             "calloc" => AllocKind::Heap { zeroed: true },
@@ -1605,7 +1704,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     return Ok(Lv::Deref(v, t.clone()));
                 }
                 Ok(match self.cx.obj_vars.get(&v) {
-                    Some(&s) => Lv::Obj(v, s, String::new()),
+                    Some(&s) => Lv::Obj(v, s, self.cx.obj_prefix(d.ty())),
                     None => Lv::Var(v),
                 })
             }
@@ -1621,7 +1720,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     };
                     let e = self.rv(base)?;
                     let p = self.atom(e, ty, loc(base));
-                    (p, s, String::new())
+                    (p, s, self.cx.obj_prefix(bt.pointee()))
                 } else {
                     match self.lv(base)? {
                         Lv::Obj(p, s, prefix) => (p, s, prefix),
@@ -1650,11 +1749,12 @@ impl<'c, 't> FnLower<'c, 't> {
             CXCursor_UnaryOperator if c.unary_op() == CXUnaryOperator_Deref => {
                 let inner = self.only_child(c)?;
                 let pty = self.ety(inner)?;
+                let prefix = self.cx.obj_prefix(inner.ty().canonical().pointee());
                 let e = self.rv(inner)?;
                 let p = self.atom(e, pty.clone(), loc(inner));
                 match pty {
                     Ty::Ptr(t) => match *t {
-                        Ty::Struct(s) => Ok(Lv::Obj(p, s, String::new())),
+                        Ty::Struct(s) => Ok(Lv::Obj(p, s, prefix)),
                         Ty::Void => unsup(c, "dereference of a void pointer"),
                         t => Ok(Lv::Deref(p, t)),
                     },
@@ -1800,7 +1900,20 @@ impl<'c, 't> FnLower<'c, 't> {
                         Ok(Some(Expr::Var(t)))
                     }
                     Lv::Obj(p, _, prefix) if prefix.is_empty() => Ok(Some(Expr::Var(p))),
-                    Lv::Obj(..) => unsup(c, "address of an embedded struct"),
+                    // `&t->m` of the link struct identified with its container is `t`
+                    Lv::Obj(p, _, prefix) if prefix == self.cx.obj_prefix(inner.ty()) => {
+                        Ok(Some(Expr::Var(p)))
+                    }
+                    Lv::Obj(..) => {
+                        let why = self
+                            .cx
+                            .intrusive
+                            .refused
+                            .get(&super::intrusive::record_key(inner.ty().canonical().declaration()))
+                            .map(|places| format!(" (it is embedded in several places: {places}; container_of is supported for a struct embedded in one place only)"))
+                            .unwrap_or_default();
+                        unsup(c, &format!("address of an embedded struct{why}"))
+                    }
                     Lv::Deref(p, _) => Ok(Some(Expr::Var(p))),
                     Lv::Var(_) => unsup(c, "address of a scalar variable"),
                 }

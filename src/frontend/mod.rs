@@ -7,6 +7,7 @@
 
 mod clang;
 mod gnu;
+mod intrusive;
 mod lower;
 mod types;
 

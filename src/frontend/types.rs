@@ -4,6 +4,7 @@
 #![allow(non_upper_case_globals)]
 
 use super::clang::{Cursor, Type};
+use super::intrusive::record_key;
 use super::lower::{unsup, Ctx, R};
 use crate::cfa::{FieldDef, StructDef, StructId, Ty};
 use clang_sys::*;
@@ -133,6 +134,11 @@ impl<'t> Ctx<'t> {
                 if decl.kind() == CXCursor_UnionDecl {
                     return unsup(at, "union");
                 }
+                // a link struct identified with its container (`super::intrusive`)
+                let decl = match self.intrusive.aliases.get(&record_key(decl)) {
+                    Some(a) => a.container,
+                    None => decl,
+                };
                 Ok(CTy::Struct(self.struct_id(decl, at)?))
             }
             CXType_Float | CXType_Double | CXType_LongDouble | CXType_Float128 | CXType_Half
@@ -157,13 +163,7 @@ impl<'t> Ctx<'t> {
 
     /// The struct id of a struct declaration, registering (and flattening) it on first use.
     pub fn struct_id(&mut self, decl: Cursor<'t>, at: Cursor<'t>) -> R<StructId> {
-        let canon = decl.canonical();
-        let key = canon.usr();
-        let key = if key.is_empty() {
-            format!("{:?}@{}", canon.position(), canon.spelling())
-        } else {
-            key
-        };
+        let key = record_key(decl);
         if let Some(&id) = self.struct_ids.get(&key) {
             if let Some(e) = self.struct_errors.get(&id) {
                 return Err(e.clone());
@@ -197,6 +197,32 @@ impl<'t> Ctx<'t> {
         }
     }
 
+    /// The link struct's definition when field `f` is the one member a link struct is
+    /// identified with (`super::intrusive`).
+    fn link_member(&self, f: Cursor<'t>) -> Option<Cursor<'t>> {
+        let t = f.ty().canonical();
+        if t.kind() != CXType_Record {
+            return None;
+        }
+        let a = self.intrusive.aliases.get(&record_key(t.declaration()))?;
+        let parent = f.semantic_parent()?;
+        (a.member == f.spelling() && record_key(parent) == record_key(a.container))
+            .then_some(a.link)
+    }
+
+    /// The field-name prefix of an object of C type `t`: `m.` for a link struct
+    /// identified with its container's member `m`, else empty.
+    pub fn obj_prefix(&self, t: Type<'t>) -> String {
+        let c = t.canonical();
+        if c.kind() != CXType_Record {
+            return String::new();
+        }
+        match self.intrusive.aliases.get(&record_key(c.declaration())) {
+            Some(a) => format!("{}.", a.member),
+            None => String::new(),
+        }
+    }
+
     /// Computes the flattened fields and size of struct `id` from its definition.
     fn flatten(&mut self, id: StructId, def: Cursor<'t>) -> R<()> {
         let mut fields = Vec::new();
@@ -216,6 +242,27 @@ impl<'t> Ctx<'t> {
                 return unsup(f, "field offset unknown");
             }
             let off = off as u64 / 8;
+            if let Some(link) = self.link_member(f) {
+                // the link struct's own fields, at the member (`m.next`, `m.prev`)
+                for g in link.children() {
+                    if g.kind() != CXCursor_FieldDecl {
+                        continue;
+                    }
+                    let goff = g.offset_of_field();
+                    if goff < 0 || goff % 8 != 0 || g.is_bitfield() {
+                        return unsup(g, "field offset unknown");
+                    }
+                    let CTy::Scalar(ty) = self.conv(g.ty(), g)? else {
+                        return unsup(g, "a struct or void member inside an intrusive link struct");
+                    };
+                    fields.push(FieldDef {
+                        name: format!("{fname}.{}", g.spelling()),
+                        ty,
+                        offset: off + goff as u64 / 8,
+                    });
+                }
+                continue;
+            }
             match self.conv(f.ty(), f)? {
                 CTy::Scalar(ty) => fields.push(FieldDef {
                     name: fname,
