@@ -1,5 +1,5 @@
 /* q_stailq_concat: two glibc <sys/queue.h> STAILQs, a with elements of data 0 and b with data
- * 1, built with STAILQ_INSERT_TAIL; an arbitrary element of a (possibly its last) is removed
+ * 1, built with STAILQ_INSERT_TAIL; an arbitrary element of a (possibly its last) may be removed
  * with STAILQ_REMOVE; then STAILQ_CONCAT(&a, &b) and one more element (data 2) is appended to
  * a with STAILQ_INSERT_TAIL. Checks that b is empty after the concatenation, that a reads
  * 0...0 1...1 2 (the elements of b after those of a, the new element last: both tail

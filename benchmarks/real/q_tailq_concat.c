@@ -1,5 +1,5 @@
 /* q_tailq_concat: two glibc <sys/queue.h> TAILQs, a with elements of data 0 and b with data
- * 1, built with TAILQ_INSERT_HEAD / TAILQ_INSERT_TAIL; an arbitrary element of b is removed
+ * 1, built with TAILQ_INSERT_HEAD / TAILQ_INSERT_TAIL; an arbitrary element of b may be removed
  * with TAILQ_REMOVE; then TAILQ_CONCAT(&a, &b, link). Checks that b is empty afterwards, that
  * a reads 0...0 1...1, that *p->link.tqe_prev == p for every element of a and that a is
  * acyclic; then frees a. */
