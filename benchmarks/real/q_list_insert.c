@@ -1,0 +1,56 @@
+/* q_list_insert: glibc <sys/queue.h> LIST (doubly linked through le_next and the address of
+ * the previous le_next, le_prev): elements with data 0 or 1 are inserted with
+ * LIST_INSERT_HEAD, or before or after an arbitrary element with LIST_INSERT_BEFORE /
+ * LIST_INSERT_AFTER. Checks after each insertion that the new element is where it was put
+ * (LIST_FIRST, LIST_NEXT), then that *p->link.le_prev == p for every element, that data is
+ * 0 or 1 and that the list is acyclic; then removes everything with LIST_REMOVE. */
+extern void abort(void);
+extern void __assert_fail(const char *, const char *, unsigned int, const char *) __attribute__ ((__nothrow__ , __leaf__)) __attribute__ ((__noreturn__));
+void reach_error() { __assert_fail("0", "q_list_insert.c", __LINE__, "reach_error"); }
+extern int __VERIFIER_nondet_int(void);
+#include <stdlib.h>
+#include <sys/queue.h>
+
+struct node {
+  int data;
+  LIST_ENTRY(node) link;
+};
+
+LIST_HEAD(nodelist, node);
+
+int main(void) {
+  struct nodelist head;
+  struct node *n, *p, *mark = NULL;
+  LIST_INIT(&head);
+  while (__VERIFIER_nondet_int()) {
+    n = (struct node *) malloc(sizeof(struct node));
+    if (!n) abort();
+    n->data = __VERIFIER_nondet_int() != 0;
+    if (LIST_EMPTY(&head) || __VERIFIER_nondet_int()) {
+      LIST_INSERT_HEAD(&head, n, link);
+      if (LIST_FIRST(&head) != n) reach_error();
+      continue;
+    }
+    p = LIST_FIRST(&head);
+    while (LIST_NEXT(p, link) != NULL && __VERIFIER_nondet_int())
+      p = LIST_NEXT(p, link);
+    if (__VERIFIER_nondet_int()) {
+      LIST_INSERT_AFTER(p, n, link);
+      if (LIST_NEXT(p, link) != n) reach_error();
+    } else {
+      LIST_INSERT_BEFORE(p, n, link);
+      if (LIST_NEXT(n, link) != p) reach_error();
+    }
+  }
+  LIST_FOREACH(p, &head, link) {
+    if (p == mark || *p->link.le_prev != p) reach_error();
+    if (p->data != 0 && p->data != 1) reach_error();
+    if (__VERIFIER_nondet_int()) mark = p;
+  }
+  while (!LIST_EMPTY(&head)) {
+    p = LIST_FIRST(&head);
+    LIST_REMOVE(p, link);
+    free(p);
+  }
+  return 0;
+}
