@@ -190,3 +190,10 @@ fn a_shifted_link_converted_to_void_pointer_is_refused() {
         "{out}"
     );
 }
+
+#[test]
+fn flags_stored_as_comparisons_stay_zero_or_one() {
+    // `p->data = nondet() != 0`: the store knows `0 <= data <= 1`, and an assume that
+    // rules out both 0 and 1 on a cell is infeasible (was UNKNOWN: refinement failed)
+    safe_and_bug("flags");
+}

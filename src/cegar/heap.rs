@@ -458,6 +458,15 @@ fn stored_facts(
     if let crate::explicit::Value::Int(v) = crate::explicit::post::eval(ex, src) {
         return vec![(BinOp::Eq, v)];
     }
+    // a comparison (`nondet() != 0`, `!x`) is 0 or 1
+    let boolean = match src {
+        Expr::Binary(op, ..) => op.is_comparison(),
+        Expr::Unary(op, _) => *op == crate::cfa::UnOp::Not,
+        _ => false,
+    };
+    if boolean {
+        return vec![(BinOp::Ge, 0), (BinOp::Le, 1)];
+    }
     let (Expr::Var(x), Some((cube, prec))) = (src, cube) else {
         return Vec::new();
     };
@@ -1490,6 +1499,7 @@ impl HeapAbstraction {
                 }
             }
         }
+        changed |= add_range_assertions(&mut d2);
         changed.then_some(d2)
     }
 
@@ -2155,6 +2165,36 @@ impl Abstraction for HeapAbstraction {
         }
         r
     }
+}
+
+/// For a field with assertions `f == k` for two or more consecutive constants (`data
+/// == 0`, `data == 1`: a flag stored as `nondet() != 0`), also `f >= min` and `f <= max`:
+/// a summary node whose cells hold different ones of those values keeps the range
+/// (each `f == k` is 1/2 there), so a walk can still prove `f == 0 || f == 1`. Returns
+/// whether `d` changed.
+fn add_range_assertions(d: &mut TrackingDef) -> bool {
+    let mut eq: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for a in d.assertions() {
+        let mut parts = a.split(" == ");
+        if let (Some(f), Some(k), None) = (parts.next(), parts.next(), parts.next()) {
+            if let Ok(k) = k.trim().parse::<i64>() {
+                eq.entry(f.trim().to_string()).or_default().push(k);
+            }
+        }
+    }
+    let mut changed = false;
+    for (f, mut ks) in eq {
+        ks.sort_unstable();
+        ks.dedup();
+        let consecutive = ks.windows(2).all(|w| w[1] == w[0] + 1);
+        if let (true, true, Some(lo), Some(hi)) =
+            (ks.len() >= 2, consecutive, ks.first(), ks.last())
+        {
+            changed |= d.add_assertion(format!("{f} >= {lo}"));
+            changed |= d.add_assertion(format!("{f} <= {hi}"));
+        }
+    }
+    changed
 }
 
 /// The certificate format of the combined abstraction.

@@ -517,12 +517,77 @@ fn run_op(
                     }
                     let mut post = t.clone();
                     post.set1(pfd, n, want);
+                    // definite assertions of one field that no integer satisfies
+                    // (`data >= 0`, `data <= 1`, `!(data == 0)`, `!(data == 1)`): no
+                    // cell is like that, and every node stands for at least one cell
+                    if !field_facts_satisfiable(&post, voc, n) {
+                        return None;
+                    }
                     // a refinement, not a state change: instrumentation values stay
                     coerce(post)
                 })
                 .collect()
         }
     }
+}
+
+/// Whether some integer values of the data fields satisfy every definite field
+/// assertion of node `n` (`fd[f rel c]` true: `f rel c`; false: its negation), field by
+/// field: an interval from the bounds and equalities, minus the excluded values.
+/// Assertions that are not `FIELD REL CONST` are ignored (satisfiable).
+pub(crate) fn field_facts_satisfiable(t: &Structure, voc: &Vocab, n: usize) -> bool {
+    use std::collections::BTreeMap;
+    // per field: [lo, hi] and the values `!=` excludes
+    let mut ranges: BTreeMap<&str, (i128, i128, Vec<i128>)> = BTreeMap::new();
+    for (i, p) in voc.unary.iter().enumerate() {
+        if p.name != "fd" || p.params.len() != 1 {
+            continue;
+        }
+        let truth = match t.get1(i, n) {
+            Kleene::True => true,
+            Kleene::False => false,
+            Kleene::Half => continue,
+        };
+        let parts: Vec<&str> = p.params[0].split_whitespace().collect();
+        let [field, rel, c] = parts.as_slice() else {
+            continue;
+        };
+        let Ok(c) = c.parse::<i64>() else { continue };
+        let c = i128::from(c);
+        let rel = match (*rel, truth) {
+            ("==", true) | ("!=", false) => "==",
+            ("!=", true) | ("==", false) => "!=",
+            ("<", true) | (">=", false) => "<",
+            ("<=", true) | (">", false) => "<=",
+            (">", true) | ("<=", false) => ">",
+            (">=", true) | ("<", false) => ">=",
+            _ => continue,
+        };
+        let r = ranges
+            .entry(field)
+            .or_insert((i128::MIN, i128::MAX, Vec::new()));
+        match rel {
+            "==" => {
+                r.0 = r.0.max(c);
+                r.1 = r.1.min(c);
+            }
+            "!=" => r.2.push(c),
+            "<" => r.1 = r.1.min(c - 1),
+            "<=" => r.1 = r.1.min(c),
+            ">" => r.0 = r.0.max(c + 1),
+            _ => r.0 = r.0.max(c),
+        }
+    }
+    ranges.values().all(|(lo, hi, out)| {
+        if lo > hi {
+            return false;
+        }
+        // a short interval may be excluded value by value
+        match hi.checked_sub(*lo) {
+            Some(w) if w < 64 => (*lo..=*hi).any(|v| !out.contains(&v)),
+            _ => true,
+        }
+    })
 }
 
 fn nullify_pt(t: &Structure, px: usize, x: &str) -> Option<Structure> {
