@@ -390,3 +390,21 @@ pub fn load_rows(path: &Path) -> Result<Vec<Row>, String> {
         .map(|r| r.tasks.into_iter().map(|t| t.refine).collect())
         .map_err(|e| format!("{}: not a scoreboard results file: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::verify_threads;
+
+    #[test]
+    fn each_verify_gets_its_share_of_the_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let args = verify_threads(2, &[]);
+        assert_eq!(args[0], "--jobs");
+        assert_eq!(args[1], (cores / 2).max(1).to_string());
+        assert_eq!(verify_threads(1, &[])[1], cores.to_string());
+        assert_eq!(verify_threads(cores * 4, &[])[1], "1");
+        // a `--verify-arg` that sets the threads wins
+        assert!(verify_threads(2, &["--jobs=3".to_string()]).is_empty());
+        assert!(verify_threads(2, &["-j".to_string(), "3".to_string()]).is_empty());
+    }
+}
