@@ -610,6 +610,62 @@ impl Program {
         (null, invalid, free, self.add_div_by_zero_checks())
     }
 
+    /// Replaces every `x = (p rel q)` whose operands include a pointer (`return
+    /// head->next == head;`) by the branch `assume(p rel q); x = 1` / `assume(!(p rel
+    /// q)); x = 0`, the same runs: a heap domain decides a pointer comparison in an
+    /// `assume` (aliasing, the shape of the heap), not in an integer value. Returns the
+    /// number of assignments replaced.
+    pub fn branch_pointer_comparisons(&mut self) -> usize {
+        let is_ptr = |e: &Expr| match e {
+            Expr::Null => true,
+            Expr::Var(v) => self.vars.get(*v).is_some_and(|x| x.ty.is_ptr()),
+            Expr::Cast(ty, _) => ty.is_ptr(),
+            _ => false,
+        };
+        let found: Vec<EdgeId> = self
+            .graph
+            .edge_indices()
+            .filter(|&e| match &self.graph[e].op {
+                Op::Assign {
+                    src: Expr::Binary(op, a, b),
+                    dst,
+                } => {
+                    op.is_comparison()
+                        && (is_ptr(a) || is_ptr(b))
+                        && self.vars.get(*dst).is_some_and(|x| x.ty.is_int())
+                }
+                _ => false,
+            })
+            .collect();
+        // the last first: `remove_edge` moves the last edge into the freed index
+        for &e in found.iter().rev() {
+            let Some((from, to)) = self.graph.edge_endpoints(e) else {
+                continue;
+            };
+            let Some(edge) = self.graph.remove_edge(e) else {
+                continue;
+            };
+            let Op::Assign { dst, src } = edge.op else {
+                continue;
+            };
+            let func = self.graph[from].func;
+            for (cond, val) in [(src.clone(), 1), (src.negate(), 0)] {
+                let mid = self.add_loc(func, edge.src, LocKind::Normal);
+                self.add_edge(from, mid, Op::Assume { cond }, edge.src);
+                self.add_edge(
+                    mid,
+                    to,
+                    Op::Assign {
+                        dst,
+                        src: Expr::Int(val),
+                    },
+                    edge.src,
+                );
+            }
+        }
+        found.len()
+    }
+
     /// Makes dereferences of dangling (freed) and garbage pointers targets: beside
     /// every `Load`, `Store` and `FieldAddr` through a pointer `p` to struct `S` it adds
     /// an edge `assume_invalid(p)` ([`Op::AssumeInvalid`] with [`Access::Struct`]`(S)`),

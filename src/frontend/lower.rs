@@ -38,6 +38,8 @@
 //!   values are copied into temporaries first (left-to-right evaluation);
 //! - GNU statement expressions `({ ...; e; })` (used by glibc's `assert`) are lowered
 //!   statement by statement;
+//! - an integer assigned a pointer comparison (`x = (p == q)`) becomes a branch over
+//!   `assume(p == q)` (`cfa::Program::branch_pointer_comparisons`);
 //! - `Skip` edges are contracted away where possible and nodes unreachable from the
 //!   function entry are dropped (the exit node is always kept).
 
@@ -228,6 +230,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     cx.prog.main = main_id;
     cx.assemble();
     cx.prog.entry = cx.prog.functions[start].entry;
+    cx.prog.branch_pointer_comparisons();
     Ok(cx.prog)
 }
 
