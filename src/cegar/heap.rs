@@ -557,7 +557,7 @@ pub struct HeapAbstraction {
     /// ([`HeapAbstraction::track_ints_explicitly`]); they never become counters.
     pub finite_ints: BTreeSet<VarId>,
     /// How SCGs are chosen once the shape domain takes over.
-    pub scg_mode: crate::cli::ScgMode,
+    pub scg_mode: crate::scg::ScgMode,
     /// The mode of each struct type whose pointers are tracked.
     pub types: BTreeMap<StructId, TypeMode>,
     /// Shape-tracked types whose regions no longer use the partial join (a refinement
@@ -862,7 +862,7 @@ impl HeapAbstraction {
         prog: &Program,
         scope: PredScope,
         timeout_ms: u32,
-        scg_mode: crate::cli::ScgMode,
+        scg_mode: crate::scg::ScgMode,
         lattice: Option<Lattice>,
         options: HeapOptions,
     ) -> Self {
@@ -911,7 +911,7 @@ impl HeapAbstraction {
             fine_tune_calls: 0,
             fine_tune_oracle_calls: 0,
         };
-        if scg_mode == crate::cli::ScgMode::Maximal {
+        if scg_mode == crate::scg::ScgMode::Maximal {
             a.start_maximal(prog);
         }
         a
@@ -964,7 +964,7 @@ impl HeapAbstraction {
     /// domain (not under `--scg maximal`). Returns what changed.
     fn abstract_early(&mut self, prog: &Program, groups: &BTreeSet<PtrGroup>) -> Vec<String> {
         // `--scg maximal` chose its classes up front (Table 1's first column)
-        if self.scg_mode == crate::cli::ScgMode::Maximal {
+        if self.scg_mode == crate::scg::ScgMode::Maximal {
             return Vec::new();
         }
         let Some(lat) = self.lattice.clone() else {
@@ -1059,7 +1059,7 @@ impl HeapAbstraction {
     /// (except under `--scg maximal`).
     fn initial_td(&self, prog: &Program, s: StructId) -> TrackingDef {
         let all = crate::shape::pointer_vars(prog, s);
-        let sep: Vec<String> = if self.scg_mode == crate::cli::ScgMode::Maximal
+        let sep: Vec<String> = if self.scg_mode == crate::scg::ScgMode::Maximal
             || !self.options.separate_mentioned_only
         {
             all.clone()
@@ -1204,7 +1204,7 @@ impl HeapAbstraction {
     /// refinement, until a refinement of `s` fails with it; never under `--scg maximal`.
     fn joins(&self, s: StructId) -> bool {
         !self.options.no_partial_join
-            && self.scg_mode != crate::cli::ScgMode::Maximal
+            && self.scg_mode != crate::scg::ScgMode::Maximal
             && !self.unjoined.contains(&s)
     }
 
@@ -1580,7 +1580,7 @@ impl HeapAbstraction {
         input: &RefineInput<'_, HeapState>,
         groups: &BTreeSet<PtrGroup>,
     ) -> Option<Refinement> {
-        if self.scg_mode == crate::cli::ScgMode::Maximal {
+        if self.scg_mode == crate::scg::ScgMode::Maximal {
             return None;
         }
         let (&pos, state) = input.merged.last().zip(input.merged_states.last())?;
@@ -2008,7 +2008,7 @@ impl Abstraction for HeapAbstraction {
                 td = true;
                 continue;
             }
-            if self.scg_mode == crate::cli::ScgMode::Maximal {
+            if self.scg_mode == crate::scg::ScgMode::Maximal {
                 continue;
             }
             // New predicates that still let the product reach the end of the path would
@@ -2333,7 +2333,7 @@ mod tests {
             &prog,
             PredScope::Location,
             1000,
-            crate::cli::ScgMode::Refine,
+            crate::scg::ScgMode::Refine,
             None,
             HeapOptions::default(),
         );
@@ -2421,7 +2421,7 @@ mod abstract_tests {
             &prog,
             PredScope::Location,
             1000,
-            crate::cli::ScgMode::Refine,
+            crate::scg::ScgMode::Refine,
             Some(lat.clone()),
             HeapOptions::default(),
         );
