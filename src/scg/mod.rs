@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod dsl;
 pub mod finetune;
+pub mod instance;
 pub mod justify;
 pub mod lattice;
 pub mod library;
