@@ -33,6 +33,8 @@
 //! Soundness: SAFE and UNSAFE come only from [`super::model_check`], which checks the
 //! certificate with a fresh CPA and replays counterexamples.
 
+pub mod cert;
+
 use super::predicates::refine_predicates;
 use super::{Abstraction, RefineInput, Refinement};
 use crate::art::{Art, ArtId};
@@ -594,7 +596,7 @@ pub struct HeapAbstraction {
     deadline: std::cell::Cell<Option<std::time::Instant>>,
     /// The body of the last certificate [`Abstraction::seal`] produced (what `verify`
     /// writes): taken with [`HeapAbstraction::take_sealed`].
-    sealed: RefCell<Option<super::heap_cert::HeapBody>>,
+    sealed: RefCell<Option<cert::HeapBody>>,
     /// Whether a SAFE verdict keeps its certificate body (`verify --certificate`);
     /// default true.
     pub keep_certificate: bool,
@@ -672,7 +674,7 @@ fn shape_prec_for(
     counters: &[String],
 ) -> ShapePrec {
     let class = |m: &Scg| {
-        super::heap_cert::ClassRecipe {
+        cert::ClassRecipe {
             strukt: s,
             scg: m.clone(),
             d: d.clone(),
@@ -1162,8 +1164,8 @@ impl HeapAbstraction {
 
     /// The recipe of every shape class the current precision uses (per struct type,
     /// the type's SCG and, under `--local-scg`, each per-function SCG), which
-    /// certificates name classes by ([`super::heap_cert`]).
-    pub fn class_recipes(&self) -> Vec<super::heap_cert::ClassRecipe> {
+    /// certificates name classes by ([`cert`]).
+    pub fn class_recipes(&self) -> Vec<cert::ClassRecipe> {
         let mut out = Vec::new();
         for (s, m) in &self.types {
             let TypeMode::Shape { scg, d } = m else {
@@ -1171,7 +1173,7 @@ impl HeapAbstraction {
             };
             let local = self.fn_scg.get(s).into_iter().flat_map(|f| f.values());
             for m in std::iter::once(scg).chain(local) {
-                let r = super::heap_cert::ClassRecipe {
+                let r = cert::ClassRecipe {
                     strukt: *s,
                     scg: m.clone(),
                     d: d.clone(),
@@ -1188,8 +1190,8 @@ impl HeapAbstraction {
     }
 
     /// The body of the certificate the last SAFE verdict checked (see
-    /// [`super::heap_cert`]), once.
-    pub fn take_sealed(&self) -> Option<super::heap_cert::HeapBody> {
+    /// [`cert`]), once.
+    pub fn take_sealed(&self) -> Option<cert::HeapBody> {
         self.sealed.take()
     }
 
@@ -1643,7 +1645,7 @@ impl HeapAbstraction {
             }
             calls += 1;
             tracing::trace!(target: "shapemc::shape::path", "FineTune candidate {cand}");
-            let c = super::heap_cert::ClassRecipe {
+            let c = cert::ClassRecipe {
                 strukt: s,
                 scg: cand.clone(),
                 d: d.clone(),
@@ -1788,13 +1790,13 @@ impl Abstraction for HeapAbstraction {
         if !self.keep_certificate {
             // nothing is written: that every class has a recipe is what the checker
             // would rely on; the round trip is left to runs that write the file
-            super::heap_cert::check_recipes(prog, lat, &self.class_recipes(), &cert)?;
+            cert::check_recipes(prog, lat, &self.class_recipes(), &cert)?;
             return Ok(cert);
         }
-        let body = super::heap_cert::encode(prog, lat, &self.class_recipes(), &cert)?;
+        let body = cert::encode(prog, lat, &self.class_recipes(), &cert)?;
         let cpa = cert.cpa.clone();
         drop(cert);
-        let back = super::heap_cert::decode(prog, lat, &cpa, &body)?;
+        let back = cert::decode(prog, lat, &cpa, &body)?;
         self.sealed.replace(Some(body));
         Ok(back)
     }

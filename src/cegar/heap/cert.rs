@@ -19,7 +19,7 @@
 //! [`encode`] is its inverse for the classes a run generated; `verify`'s SAFE gate
 //! checks the decoded form, so a written certificate is exactly what was checked.
 
-use super::heap::{HeapCertificate, HeapPrec, HeapState};
+use super::{HeapCertificate, HeapPrec, HeapState};
 use crate::affine::Affine;
 use crate::cert::{CertNode, Certificate};
 use crate::cfa::{FieldRef, Node, Program, Step, StructId, VarId};
