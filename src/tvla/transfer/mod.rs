@@ -20,16 +20,16 @@
 //!
 //! Conflicting definite estimates mean the structure represents no heap: it is dropped.
 
+mod alloc;
 mod assign;
+mod assume;
 mod differencing;
 mod store;
 #[cfg(test)]
 mod tests;
 mod update;
 
-use assign::{nullify_pt, set_pt, set_pt_load};
-use store::{havoc_field, insert_field, nullify_field, set_unary};
-use update::update;
+use store::set_unary;
 
 use super::class::ShapeClass;
 use super::coerce::{coerce, focus_all, FocusLit};
@@ -290,6 +290,8 @@ fn deref(
         .collect()
 }
 
+/// One operation on a set of structures: dispatches to the transfer of its kind
+/// (`assign`, `store`, `alloc`, `assume`).
 fn run_op(
     voc: &Arc<Vocab>,
     ss: Vec<Structure>,
@@ -297,196 +299,17 @@ fn run_op(
     errors: &mut BTreeSet<AbstractError>,
 ) -> Vec<Structure> {
     match op {
-        PtrOp::AssignNull { x } => {
-            let Some(px) = voc.pt(x) else { return ss };
-            ss.into_iter()
-                .filter_map(|t| nullify_pt(&t, px, x))
-                .collect()
-        }
-        PtrOp::Copy { x, y } => {
-            let Some(px) = voc.pt(x) else { return ss };
-            if x == y {
-                return ss;
-            }
-            let py = voc.pt(y);
-            ss.into_iter()
-                .filter_map(|t| {
-                    let vals: Vec<Kleene> = (0..t.len())
-                        .map(|v| py.map_or(Kleene::Half, |py| t.get1(py, v)))
-                        .collect();
-                    let t = nullify_pt(&t, px, x)?;
-                    let copy = py.map(|_| (x.clone(), y.clone()));
-                    set_pt(&t, px, x, &vals, copy)
-                })
-                .collect()
-        }
-        PtrOp::Load { x, y, field } => {
-            let py = voc.pt(y);
-            let px = voc.pt(x);
-            let pf = voc.field(field);
-            let ss = deref(ss, y, py, errors);
-            let ss = match (py, pf) {
-                (Some(py), Some(pf)) => {
-                    focus_all(ss, |t| target(t, py).map(|src| FocusLit::Succ(pf, src)))
-                }
-                _ => ss,
-            };
-            let Some(px) = px else { return ss };
-            ss.into_iter()
-                .filter_map(|t| {
-                    let vals: Vec<Kleene> = (0..t.len())
-                        .map(|v| match (py, pf) {
-                            (Some(py), Some(pf)) => (0..t.len()).fold(Kleene::False, |a, w| {
-                                a.or(t.get1(py, w).and(t.get2(pf, w, v)))
-                            }),
-                            _ => Kleene::Half,
-                        })
-                        .collect();
-                    let load = py
-                        .and_then(|py| target(&t, py))
-                        .map(|n| (y.clone(), field.clone(), n));
-                    // `x = x->f`: nullifying x loses r[x], which the load reads
-                    let load_pre = (x == y).then(|| t.clone());
-                    let t = nullify_pt(&t, px, x)?;
-                    set_pt_load(&t, px, x, &vals, None, load, load_pre)
-                })
-                .collect()
-        }
-        PtrOp::StoreNull { x, field } => {
-            let px = voc.pt(x);
-            let ss = deref(ss, x, px, errors);
-            let Some(pf) = voc.field(field) else {
-                return ss;
-            };
-            let Some(px) = px else {
-                // x untracked: any node may be x's target
-                return ss
-                    .into_iter()
-                    .filter_map(|t| havoc_field(&t, pf, field, |_| Kleene::False))
-                    .collect();
-            };
-            ss.into_iter()
-                .filter_map(|t| nullify_field(&t, pf, field, px))
-                .collect()
-        }
-        PtrOp::Store { x, field, y } => {
-            let px = voc.pt(x);
-            let py = voc.pt(y);
-            let ss = deref(ss, x, px, errors);
-            let ss = focus_pt(ss, py);
-            let Some(pf) = voc.field(field) else {
-                return ss;
-            };
-            let Some(px) = px else {
-                // x untracked: any node may be x's target
-                return ss
-                    .into_iter()
-                    .filter_map(|t| {
-                        let ys: Vec<Kleene> = (0..t.len())
-                            .map(|b| py.map_or(Kleene::Half, |py| t.get1(py, b)))
-                            .collect();
-                        havoc_field(&t, pf, field, |b| ys[b])
-                    })
-                    .collect();
-            };
-            ss.into_iter()
-                .filter_map(|t| {
-                    let t = nullify_field(&t, pf, field, px)?;
-                    insert_field(&t, pf, field, px, py)
-                })
-                .collect()
-        }
-        PtrOp::Malloc { x } => {
-            let px = voc.pt(x);
-            ss.into_iter()
-                .filter_map(|t| {
-                    let mut post = t.clone();
-                    let k = post.add_node(Kleene::False);
-                    for (i, p) in voc.unary.iter().enumerate() {
-                        if p.name == "fd" {
-                            post.set1(i, k, Kleene::Half);
-                        }
-                    }
-                    let mut ch = Change::new();
-                    ch.domain = Domain::Added(k);
-                    for (i, p) in voc.unary.iter().enumerate() {
-                        if p.name == "fd" {
-                            ch.dirs.insert(voc.unary[i].clone(), Dir::Both);
-                        }
-                    }
-                    let t2 = update(&t, post, &ch)?;
-                    // x untracked: the new cell exists, no tracked pointer points to it
-                    let Some(px) = px else { return Some(t2) };
-                    let t3 = nullify_pt(&t2, px, x)?;
-                    let mut vals = vec![Kleene::False; t3.len()];
-                    vals[k] = Kleene::True;
-                    set_pt(&t3, px, x, &vals, None)
-                })
-                .collect()
-        }
-        PtrOp::Free { x } => {
-            let Some(px) = voc.pt(x) else { return ss };
-            focus_pt(ss, Some(px))
-                .into_iter()
-                .filter_map(|t| {
-                    if nonnull(&t, px) == Kleene::False {
-                        return Some(t); // free(NULL)
-                    }
-                    let Some(r) = target(&t, px) else {
-                        tracing::warn!("free: target of {x} not definite; left unchanged");
-                        return Some(t);
-                    };
-                    let post = t.remove_node(r);
-                    // every tuple of the remaining nodes keeps its value: only the
-                    // universe shrinks (so e.g. a universal definition can only become
-                    // more true, and keeps its 1s)
-                    let mut ch = Change::new();
-                    ch.domain = Domain::Removed(r);
-                    update(&t, post, &ch)
-                })
-                .collect()
-        }
-        PtrOp::AssumeEq { x, y } | PtrOp::AssumeNe { x, y } => {
-            let (Some(px), Some(py)) = (voc.pt(x), voc.pt(y)) else {
-                return ss;
-            };
-            let want_eq = matches!(op, PtrOp::AssumeEq { .. });
-            focus_pt(focus_pt(ss, Some(px)), Some(py))
-                .into_iter()
-                .filter(|t| {
-                    let both = (0..t.len())
-                        .fold(Kleene::False, |a, v| a.or(t.get1(px, v).and(t.get1(py, v))));
-                    let nulls = nonnull(t, px).negate().and(nonnull(t, py).negate());
-                    let eq = both.or(nulls);
-                    if want_eq {
-                        eq != Kleene::False
-                    } else {
-                        eq != Kleene::True
-                    }
-                })
-                .collect()
-        }
-        PtrOp::AssumeNull { x } | PtrOp::AssumeNotNull { x } => {
-            let Some(px) = voc.pt(x) else { return ss };
-            let want_null = matches!(op, PtrOp::AssumeNull { .. });
-            focus_pt(ss, Some(px))
-                .into_iter()
-                .filter_map(|mut t| {
-                    let k = nonnull(&t, px);
-                    if want_null {
-                        if k == Kleene::True {
-                            return None;
-                        }
-                        for v in 0..t.len() {
-                            t.set1(px, v, Kleene::False);
-                        }
-                        coerce(t)
-                    } else {
-                        (k != Kleene::False).then_some(t)
-                    }
-                })
-                .collect()
-        }
+        PtrOp::AssignNull { x } => assign::assign_null(voc, ss, x),
+        PtrOp::Copy { x, y } => assign::copy(voc, ss, x, y),
+        PtrOp::Load { x, y, field } => assign::load(voc, ss, x, y, field, errors),
+        PtrOp::StoreNull { x, field } => store::store_null(voc, ss, x, field, errors),
+        PtrOp::Store { x, field, y } => store::store(voc, ss, x, field, y, errors),
+        PtrOp::Malloc { x } => alloc::malloc(voc, ss, x),
+        PtrOp::Free { x } => alloc::free(voc, ss, x),
+        PtrOp::AssumeEq { x, y } => assume::assume_eq(voc, ss, x, y, true),
+        PtrOp::AssumeNe { x, y } => assume::assume_eq(voc, ss, x, y, false),
+        PtrOp::AssumeNull { x } => assume::assume_null(voc, ss, x, true),
+        PtrOp::AssumeNotNull { x } => assume::assume_null(voc, ss, x, false),
         PtrOp::SetField {
             x,
             assertion,
@@ -500,36 +323,6 @@ fn run_op(
             x,
             assertion,
             positive,
-        } => {
-            let px = voc.pt(x);
-            let ss = deref(ss, x, px, errors);
-            let fsym = PredSym::with("fd", &[assertion.as_str()]);
-            let (Some(px), Some((1, pfd))) = (px, voc.lookup(&fsym)) else {
-                return ss;
-            };
-            let want = Kleene::from_bool(*positive);
-            ss.into_iter()
-                .filter_map(|t| {
-                    let holds = (0..t.len()).fold(Kleene::False, |a, v| {
-                        let f = t.get1(pfd, v);
-                        let lit = if *positive { f } else { f.negate() };
-                        a.or(t.get1(px, v).and(lit))
-                    });
-                    if holds == Kleene::False {
-                        return None;
-                    }
-                    let Some(n) = target(&t, px) else {
-                        return Some(t);
-                    };
-                    if t.get1(pfd, n) == want {
-                        return Some(t);
-                    }
-                    let mut post = t.clone();
-                    post.set1(pfd, n, want);
-                    // a refinement, not a state change: instrumentation values stay
-                    coerce(post)
-                })
-                .collect()
-        }
+        } => assume::assume_field(voc, ss, x, assertion, *positive, errors),
     }
 }

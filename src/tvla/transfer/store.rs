@@ -2,10 +2,71 @@
 //! then inserted) and the unary predicates of data fields (`SetField`, `SetUnary`).
 
 use super::update::update;
-use super::{deref, target, AbstractError, Change, Dir};
+use super::{deref, focus_pt, target, AbstractError, Change, Dir};
 use crate::tvla::formula::{Kleene, PredSym};
 use crate::tvla::structure::{Structure, Vocab};
 use std::collections::BTreeSet;
+
+/// `x->field = NULL`.
+pub(super) fn store_null(
+    voc: &Vocab,
+    ss: Vec<Structure>,
+    x: &str,
+    field: &str,
+    errors: &mut BTreeSet<AbstractError>,
+) -> Vec<Structure> {
+    let px = voc.pt(x);
+    let ss = deref(ss, x, px, errors);
+    let Some(pf) = voc.field(field) else {
+        return ss;
+    };
+    let Some(px) = px else {
+        // x untracked: any node may be x's target
+        return ss
+            .into_iter()
+            .filter_map(|t| havoc_field(&t, pf, field, |_| Kleene::False))
+            .collect();
+    };
+    ss.into_iter()
+        .filter_map(|t| nullify_field(&t, pf, field, px))
+        .collect()
+}
+
+/// `x->field = y`.
+pub(super) fn store(
+    voc: &Vocab,
+    ss: Vec<Structure>,
+    x: &str,
+    field: &str,
+    y: &str,
+    errors: &mut BTreeSet<AbstractError>,
+) -> Vec<Structure> {
+    let px = voc.pt(x);
+    let py = voc.pt(y);
+    let ss = deref(ss, x, px, errors);
+    let ss = focus_pt(ss, py);
+    let Some(pf) = voc.field(field) else {
+        return ss;
+    };
+    let Some(px) = px else {
+        // x untracked: any node may be x's target
+        return ss
+            .into_iter()
+            .filter_map(|t| {
+                let ys: Vec<Kleene> = (0..t.len())
+                    .map(|b| py.map_or(Kleene::Half, |py| t.get1(py, b)))
+                    .collect();
+                havoc_field(&t, pf, field, |b| ys[b])
+            })
+            .collect();
+    };
+    ss.into_iter()
+        .filter_map(|t| {
+            let t = nullify_field(&t, pf, field, px)?;
+            insert_field(&t, pf, field, px, py)
+        })
+        .collect()
+}
 
 /// `f(a, b) := f(a, b) & !pt[x](a)`
 pub(super) fn nullify_field(t: &Structure, pf: usize, field: &str, px: usize) -> Option<Structure> {
