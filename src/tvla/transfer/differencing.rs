@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 type DiffFn<'a> = Box<dyn Fn(&[usize]) -> Option<Kleene> + 'a>;
 
 /// Reflexive reachability along fields `F` in `s` (stored `tc[F]` met with evaluation).
-pub(super) fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
+fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
     let voc = s.vocab();
     let n = s.len();
     let fs: Vec<&str> = fields.iter().map(|f| f.as_str()).collect();
@@ -63,7 +63,7 @@ pub(super) fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
 }
 
 /// Quantifier-free formula whose atoms of arity >= 1 are binary.
-pub(super) fn qf_binary(f: &CFormula) -> bool {
+fn qf_binary(f: &CFormula) -> bool {
     match f {
         CFormula::Const(_) | CFormula::P0(_) | CFormula::P2(..) | CFormula::Eq(..) => true,
         CFormula::P1(..) => true,
@@ -75,7 +75,7 @@ pub(super) fn qf_binary(f: &CFormula) -> bool {
 }
 
 /// The argument slots of every occurrence of binary predicate `i` in `f`.
-pub(super) fn binary_atoms(f: &CFormula, i: usize, out: &mut Vec<(usize, usize)>) {
+fn binary_atoms(f: &CFormula, i: usize, out: &mut Vec<(usize, usize)>) {
     match f {
         CFormula::P2(j, a, b) if *j == i => out.push((*a, *b)),
         CFormula::Const(_) | CFormula::P0(_) | CFormula::P1(..) | CFormula::P2(..) => {}
@@ -204,6 +204,10 @@ pub(super) fn universal_differencing<'a>(
     Some(Box::new(move |t: &[usize]| vals.get(t[0]).copied()))
 }
 
+/// Finite differencing of a family predicate (`tc[F]`, `c[F]`, `acyc[F]`, `r[x, F]`;
+/// `rs[x, F]` in [`segment_differencing`]) for the change `ch`: a function giving the
+/// new value of a tuple where the old one (or the change) determines it, or None
+/// when the change is not one the family's rules cover.
 pub(super) fn differencing<'a>(
     pre: &'a Structure,
     ins: &'a crate::tvla::structure::InstrInfo,
@@ -213,14 +217,6 @@ pub(super) fn differencing<'a>(
 ) -> Option<DiffFn<'a>> {
     let fam = ins.family.as_ref()?;
     let fields = fam.fields();
-    let n = pre.len();
-    let get_rtc = |cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>| -> Vec<Kleene> {
-        cache
-            .entry(fields.to_vec())
-            .or_insert_with(|| rtc(pre, fields))
-            .clone()
-    };
-    let idx = ins.idx;
     if let Family::Seg(z, _) = fam {
         return segment_differencing(pre, ins, ch, relevant, z, fields);
     }
@@ -231,111 +227,25 @@ pub(super) fn differencing<'a>(
         if !relevant.is_empty() {
             return None;
         }
-        let old = move |v: usize| if v >= rm { v + 1 } else { v };
-        let r = get_rtc(cache);
-        let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
-        return Some(match fam {
-            Family::Tc(_) => Box::new(move |t: &[usize]| {
-                let (a, b) = (old(t[0]), old(t[1]));
-                (unreached(a, rm) || unreached(rm, b)).then(|| pre.get2(idx, a, b))
-            }),
-            Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
-                let a = old(t[0]);
-                (unreached(a, rm) || unreached(rm, a)).then(|| pre.get1(idx, a))
-            }),
-            Family::Reach(..) => Box::new(move |t: &[usize]| {
-                (pre.get1(idx, rm) == Kleene::False).then(|| pre.get1(idx, old(t[0])))
-            }),
-            Family::Seg(..) => return None,
-        });
+        return after_free(pre, fam, ins.idx, rm, cached_rtc(pre, fields, cache));
     }
     if ch.domain != Domain::Same {
         return None;
     }
+    let only_fields = relevant
+        .iter()
+        .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
     if let Some((f, nx, ny)) = &ch.insert {
-        let only_fields = relevant
-            .iter()
-            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
         if !fields.contains(f) || !only_fields {
             return None;
         }
-        let (nx, ny) = (*nx, *ny);
-        let r = get_rtc(cache);
-        let r2 = r.clone();
-        let through = move |a: usize, b: usize| r[a * n + nx].and(r[ny * n + b]);
-        return Some(match fam {
-            Family::Tc(_) => {
-                Box::new(move |t: &[usize]| Some(pre.get2(idx, t[0], t[1]).or(through(t[0], t[1]))))
-            }
-            Family::Cyclic(_) => {
-                Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]).or(through(t[0], t[0]))))
-            }
-            Family::Acyclic(_) => Box::new(move |t: &[usize]| {
-                Some(pre.get1(idx, t[0]).and(through(t[0], t[0]).negate()))
-            }),
-            Family::Reach(..) => Box::new(move |t: &[usize]| {
-                Some(
-                    pre.get1(idx, t[0])
-                        .or(pre.get1(idx, nx).and(r2[ny * n + t[0]])),
-                )
-            }),
-            Family::Seg(..) => return None,
-        });
+        return after_insert(pre, fam, ins.idx, *nx, *ny, cached_rtc(pre, fields, cache));
     }
     if let Some((f, nx)) = &ch.delete {
-        // Only the out-edges of the single cell `nx` were removed, so a path that
-        // uses one of them passes through `nx` and continues from it. Unchanged are:
-        // paths that cannot reach `nx`, paths to a node `nx` cannot reach, and
-        // (shortest) paths ending at `nx` itself, which never leave `nx`.
-        let only_fields = relevant
-            .iter()
-            .all(|(p, _)| p.params.is_empty() && fields.contains(&p.name));
         if !fields.contains(f) || !only_fields {
             return None;
         }
-        let nx = *nx;
-        let r = get_rtc(cache);
-        let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
-        // The removed edge's target `b0`, when it is one definite cell: a path from
-        // `b0` to another node, cut after its last visit of `b0`, never enters `b0`
-        // again, so it never used the removed edge (which enters `b0`): `tc(b0, v)`
-        // for `v ≠ b0` is unchanged. This keeps the reachability of a cyclic list
-        // whose head is re-linked (`head->next = n` with `n->next` the old first).
-        let b0 = pre
-            .vocab()
-            .lookup(&PredSym::plain(f.clone()))
-            .and_then(|(ar, fi)| {
-                if ar != 2 {
-                    return None;
-                }
-                let mut out = (0..n).filter(|&w| pre.get2(fi, nx, w) != Kleene::False);
-                match (out.next(), out.next()) {
-                    (Some(w), None)
-                        if pre.get2(fi, nx, w) == Kleene::True && !pre.is_summary(w) =>
-                    {
-                        Some(w)
-                    }
-                    _ => None,
-                }
-            });
-        return Some(match fam {
-            Family::Tc(_) => Box::new(move |t: &[usize]| {
-                let (a, b) = (t[0], t[1]);
-                (unreached(a, nx)
-                    || unreached(nx, b)
-                    || (b == nx && a != nx)
-                    || (Some(a) == b0 && b != a))
-                    .then(|| pre.get2(idx, a, b))
-            }),
-            Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
-                (unreached(t[0], nx) || unreached(nx, t[0])).then(|| pre.get1(idx, t[0]))
-            }),
-            Family::Reach(..) => Box::new(move |t: &[usize]| {
-                (pre.get1(idx, nx) == Kleene::False || t[0] == nx || unreached(nx, t[0]))
-                    .then(|| pre.get1(idx, t[0]))
-            }),
-            Family::Seg(..) => return None,
-        });
+        return after_delete(pre, fam, ins.idx, f, *nx, cached_rtc(pre, fields, cache));
     }
     let Family::Reach(z, _) = fam else {
         return None;
@@ -344,6 +254,142 @@ pub(super) fn differencing<'a>(
     if !only_z {
         return None;
     }
+    reach_differencing(pre, ch, z, fields, cache)
+}
+
+/// [`rtc`] of `pre` along `fields`, computed once per update.
+fn cached_rtc(
+    pre: &Structure,
+    fields: &[String],
+    cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>,
+) -> Vec<Kleene> {
+    cache
+        .entry(fields.to_vec())
+        .or_insert_with(|| rtc(pre, fields))
+        .clone()
+}
+
+/// The family row `idx` after the cell `rm` left the universe (`r`: [`rtc`] before).
+fn after_free<'a>(
+    pre: &'a Structure,
+    fam: &Family,
+    idx: usize,
+    rm: usize,
+    r: Vec<Kleene>,
+) -> Option<DiffFn<'a>> {
+    let n = pre.len();
+    let old = move |v: usize| if v >= rm { v + 1 } else { v };
+    let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
+    Some(match fam {
+        Family::Tc(_) => Box::new(move |t: &[usize]| {
+            let (a, b) = (old(t[0]), old(t[1]));
+            (unreached(a, rm) || unreached(rm, b)).then(|| pre.get2(idx, a, b))
+        }),
+        Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+            let a = old(t[0]);
+            (unreached(a, rm) || unreached(rm, a)).then(|| pre.get1(idx, a))
+        }),
+        Family::Reach(..) => Box::new(move |t: &[usize]| {
+            (pre.get1(idx, rm) == Kleene::False).then(|| pre.get1(idx, old(t[0])))
+        }),
+        Family::Seg(..) => return None,
+    })
+}
+
+/// The family row `idx` after the edge `nx → ny` was inserted into one of its fields
+/// (`r`: [`rtc`] before): `tc' = tc | rtc(., nx) & rtc(ny, .)`.
+fn after_insert<'a>(
+    pre: &'a Structure,
+    fam: &Family,
+    idx: usize,
+    nx: usize,
+    ny: usize,
+    r: Vec<Kleene>,
+) -> Option<DiffFn<'a>> {
+    let n = pre.len();
+    let r2 = r.clone();
+    let through = move |a: usize, b: usize| r[a * n + nx].and(r[ny * n + b]);
+    Some(match fam {
+        Family::Tc(_) => {
+            Box::new(move |t: &[usize]| Some(pre.get2(idx, t[0], t[1]).or(through(t[0], t[1]))))
+        }
+        Family::Cyclic(_) => {
+            Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]).or(through(t[0], t[0]))))
+        }
+        Family::Acyclic(_) => {
+            Box::new(move |t: &[usize]| Some(pre.get1(idx, t[0]).and(through(t[0], t[0]).negate())))
+        }
+        Family::Reach(..) => Box::new(move |t: &[usize]| {
+            Some(
+                pre.get1(idx, t[0])
+                    .or(pre.get1(idx, nx).and(r2[ny * n + t[0]])),
+            )
+        }),
+        Family::Seg(..) => return None,
+    })
+}
+
+/// The family row `idx` after the `f` edges out of the single cell `nx` were removed
+/// (`r`: [`rtc`] before).
+fn after_delete<'a>(
+    pre: &'a Structure,
+    fam: &Family,
+    idx: usize,
+    f: &str,
+    nx: usize,
+    r: Vec<Kleene>,
+) -> Option<DiffFn<'a>> {
+    // Only the out-edges of the single cell `nx` were removed, so a path that
+    // uses one of them passes through `nx` and continues from it. Unchanged are:
+    // paths that cannot reach `nx`, paths to a node `nx` cannot reach, and
+    // (shortest) paths ending at `nx` itself, which never leave `nx`.
+    let n = pre.len();
+    let unreached = move |a: usize, b: usize| r[a * n + b] == Kleene::False;
+    // The removed edge's target `b0`, when it is one definite cell: a path from
+    // `b0` to another node, cut after its last visit of `b0`, never enters `b0`
+    // again, so it never used the removed edge (which enters `b0`): `tc(b0, v)`
+    // for `v ≠ b0` is unchanged. This keeps the reachability of a cyclic list
+    // whose head is re-linked (`head->next = n` with `n->next` the old first).
+    let b0 = pre.vocab().lookup(&PredSym::plain(f)).and_then(|(ar, fi)| {
+        if ar != 2 {
+            return None;
+        }
+        let mut out = (0..n).filter(|&w| pre.get2(fi, nx, w) != Kleene::False);
+        match (out.next(), out.next()) {
+            (Some(w), None) if pre.get2(fi, nx, w) == Kleene::True && !pre.is_summary(w) => Some(w),
+            _ => None,
+        }
+    });
+    Some(match fam {
+        Family::Tc(_) => Box::new(move |t: &[usize]| {
+            let (a, b) = (t[0], t[1]);
+            (unreached(a, nx)
+                || unreached(nx, b)
+                || (b == nx && a != nx)
+                || (Some(a) == b0 && b != a))
+                .then(|| pre.get2(idx, a, b))
+        }),
+        Family::Cyclic(_) | Family::Acyclic(_) => Box::new(move |t: &[usize]| {
+            (unreached(t[0], nx) || unreached(nx, t[0])).then(|| pre.get1(idx, t[0]))
+        }),
+        Family::Reach(..) => Box::new(move |t: &[usize]| {
+            (pre.get1(idx, nx) == Kleene::False || t[0] == nx || unreached(nx, t[0]))
+                .then(|| pre.get1(idx, t[0]))
+        }),
+        Family::Seg(..) => return None,
+    })
+}
+
+/// `r[z, F]` when only `pt[z]` changed: `z = y` copies `r[y, F]`; `z` set to a definite
+/// cell gives that cell's [`rtc`] row, met for `z = y->f` with what `r[y, F]` says.
+fn reach_differencing<'a>(
+    pre: &'a Structure,
+    ch: &'a Change,
+    z: &str,
+    fields: &[String],
+    cache: &mut BTreeMap<Vec<String>, Vec<Kleene>>,
+) -> Option<DiffFn<'a>> {
+    let n = pre.len();
     if let Some((x, y)) = &ch.copy {
         if x == z {
             let voc = pre.vocab();
@@ -363,45 +409,11 @@ pub(super) fn differencing<'a>(
     }
     // x = y->f: r[x, F] is r[y, F] minus y's node when F = {f} (y's node stays when on
     // a cycle); a subset of r[y, F] when f is one of several fields of F
-    let mut from_load: Option<DiffFn<'a>> = None;
-    if let Some((y, f, ny)) = &ch.load {
-        let pre: &'a Structure = ch.load_pre.as_ref().unwrap_or(pre);
-        let voc = pre.vocab();
-        let ry = voc.instr.iter().find(|i| {
-            i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
-        });
-        if let (Some(ry), true) = (ry, ch.pt_set.as_ref().is_some_and(|(x, _)| x == z)) {
-            let iy = ry.idx;
-            let ny = *ny;
-            let exact = fields.len() == 1;
-            let on_cycle = voc
-                .instr
-                .iter()
-                .find_map(|i| match &i.family {
-                    Some(Family::Acyclic(g)) if g == fields => Some(pre.get1(i.idx, ny).negate()),
-                    Some(Family::Cyclic(g)) if g == fields => Some(pre.get1(i.idx, ny)),
-                    _ => None,
-                })
-                .unwrap_or(Kleene::Half);
-            from_load = Some(Box::new(move |t: &[usize]| {
-                let v = t[0];
-                let r = pre.get1(iy, v);
-                if r == Kleene::False {
-                    Some(Kleene::False)
-                } else if v == ny {
-                    (on_cycle == Kleene::False).then_some(Kleene::False)
-                } else if exact {
-                    Some(r)
-                } else {
-                    None
-                }
-            }));
-        }
-    }
+    let from_load = reach_after_load(pre, ch, z, fields);
     if let Some((x, nz)) = &ch.pt_set {
         if x == z {
             let nz = *nz;
-            let r = get_rtc(cache);
+            let r = cached_rtc(pre, fields, cache);
             return Some(Box::new(move |t: &[usize]| {
                 let a = r[nz * n + t[0]];
                 match from_load.as_ref().and_then(|g| g(t)) {
@@ -414,9 +426,53 @@ pub(super) fn differencing<'a>(
     None
 }
 
+/// For `z = y->f` (the change's `load`): what `r[y, F]` before the load says of
+/// `r[z, F]` after it.
+fn reach_after_load<'a>(
+    pre: &'a Structure,
+    ch: &'a Change,
+    z: &str,
+    fields: &[String],
+) -> Option<DiffFn<'a>> {
+    let (y, f, ny) = ch.load.as_ref()?;
+    let pre: &'a Structure = ch.load_pre.as_ref().unwrap_or(pre);
+    let voc = pre.vocab();
+    let ry = voc.instr.iter().find(|i| {
+        i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
+    });
+    let (Some(ry), true) = (ry, ch.pt_set.as_ref().is_some_and(|(x, _)| x == z)) else {
+        return None;
+    };
+    let iy = ry.idx;
+    let ny = *ny;
+    let exact = fields.len() == 1;
+    let on_cycle = voc
+        .instr
+        .iter()
+        .find_map(|i| match &i.family {
+            Some(Family::Acyclic(g)) if g == fields => Some(pre.get1(i.idx, ny).negate()),
+            Some(Family::Cyclic(g)) if g == fields => Some(pre.get1(i.idx, ny)),
+            _ => None,
+        })
+        .unwrap_or(Kleene::Half);
+    Some(Box::new(move |t: &[usize]| {
+        let v = t[0];
+        let r = pre.get1(iy, v);
+        if r == Kleene::False {
+            Some(Kleene::False)
+        } else if v == ny {
+            (on_cycle == Kleene::False).then_some(Kleene::False)
+        } else if exact {
+            Some(r)
+        } else {
+            None
+        }
+    }))
+}
+
 /// Some tracked pointer other than `x` points to `v` (`v` stays a cut point when `x`
 /// leaves it).
-pub(super) fn pointed_by_other(s: &Structure, x: &str, v: usize) -> Kleene {
+fn pointed_by_other(s: &Structure, x: &str, v: usize) -> Kleene {
     s.vocab()
         .pt
         .iter()
@@ -425,7 +481,7 @@ pub(super) fn pointed_by_other(s: &Structure, x: &str, v: usize) -> Kleene {
 }
 
 /// An edge from `a` to `b` along one of `fields`.
-pub(super) fn edge(s: &Structure, fields: &[String], a: usize, b: usize) -> Kleene {
+fn edge(s: &Structure, fields: &[String], a: usize, b: usize) -> Kleene {
     fields
         .iter()
         .filter_map(|f| s.vocab().field(f))
@@ -433,7 +489,7 @@ pub(super) fn edge(s: &Structure, fields: &[String], a: usize, b: usize) -> Klee
 }
 
 /// The row of `rs[x, F]` in `s`'s vocabulary, if the class has it.
-pub(super) fn segment_row(s: &Structure, x: &str, fields: &[String]) -> Option<usize> {
+fn segment_row(s: &Structure, x: &str, fields: &[String]) -> Option<usize> {
     s.vocab()
         .instr
         .iter()
@@ -446,13 +502,7 @@ pub(super) fn segment_row(s: &Structure, x: &str, fields: &[String]) -> Option<u
 /// 1/2 (from a summary), `nx` is definitely reachable from `z`'s cell and no cell that
 /// may be in the segment has an edge to another cell that may be pointed to: the path
 /// from `z` then leaves the segment first at `nx`, from the segment's last cell.
-pub(super) fn segment_ends_at(
-    pre: &Structure,
-    idx: usize,
-    z: &str,
-    fields: &[String],
-    nx: usize,
-) -> Kleene {
+fn segment_ends_at(pre: &Structure, idx: usize, z: &str, fields: &[String], nx: usize) -> Kleene {
     let n = pre.len();
     let direct = (0..n).fold(Kleene::False, |k, a| {
         k.or(pre.get1(idx, a).and(edge(pre, fields, a, nx)))
@@ -490,7 +540,7 @@ pub(super) fn segment_ends_at(
 ///   loses `x`'s new segment when it is entered only through `nt` (every edge into
 ///   one of its cells but `nt` comes from a cell definitely in it);
 /// - freeing a cell keeps the segments that do not contain it.
-pub(super) fn segment_differencing<'a>(
+fn segment_differencing<'a>(
     pre: &'a Structure,
     ins: &'a crate::tvla::structure::InstrInfo,
     ch: &'a Change,
