@@ -22,6 +22,8 @@
 //! - [`Program::entry`] is the entry of a synthetic start function that initialises the
 //!   globals (zero or their initialiser) and then calls `main`.
 
+pub mod rewrite;
+
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 use serde::{Deserialize, Serialize};

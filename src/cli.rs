@@ -1,7 +1,7 @@
 //! The command-line interface (`shapemc --help`).
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// shapemc: a software model checker for heap-manipulating C programs.
 ///
@@ -133,15 +133,8 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
 }
 
-/// How shape-class generators are chosen (`shapemc verify --scg`).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ScgMode {
-    /// Refinement: trivial SCG first, refined along spurious counterexamples.
-    #[default]
-    Refine,
-    /// The maximal SCGs for all pointers from the start, no SCG refinement.
-    Maximal,
-}
+/// The analysis' option type, re-exported where the commands are.
+pub use crate::scg::ScgMode;
 
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
@@ -160,9 +153,7 @@ pub fn run(cli: Cli) -> i32 {
             samples,
             min_nodes,
             malloc_never_fails,
-        } => {
-            crate::explicit::render::run_cli(&file, format, samples, min_nodes, malloc_never_fails)
-        }
+        } => run_samples(&file, format, samples, min_nodes, malloc_never_fails),
         Command::Simulate {
             file,
             runs,
@@ -195,7 +186,7 @@ pub fn run(cli: Cli) -> i32 {
             malloc_never_fails,
             checks,
             promote,
-        } => crate::frontend::run_cfa_command(
+        } => run_cfa(
             &file,
             function.as_deref(),
             format,
@@ -208,5 +199,150 @@ pub fn run(cli: Cli) -> i32 {
         ),
         Command::Scg { cmd } => crate::scg::cli::run(cmd),
         Command::Bench(args) => crate::bench::run(args),
+    }
+}
+
+/// `shapemc cfa FILE`: prints the CFA (with `checks`, plus the undefined-behaviour
+/// targets `verify` adds; with `promote`, after [`crate::promote::promote`], as
+/// `verify` analyses it first) and returns the process exit code.
+fn run_cfa(
+    file: &Path,
+    function: Option<&str>,
+    format: crate::frontend::CfaFormat,
+    checks: bool,
+    promote: bool,
+    opts: &crate::frontend::FrontendOptions,
+) -> i32 {
+    let mut prog = match crate::frontend::parse_file(file, opts) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    if checks {
+        prog.add_undefined_behaviour_checks();
+    }
+    if promote {
+        match crate::promote::promote(&prog) {
+            Some(p) => {
+                for s in &p.split {
+                    eprintln!(
+                        "split {} into one pointer per target field: {}",
+                        prog.ty_str(&s.ty),
+                        s.target_names(&prog).join(", ")
+                    );
+                }
+                for t in &p.types {
+                    eprintln!("promoted {} ({} objects at most)", t.name, t.objects);
+                }
+                prog = p.program;
+            }
+            None => eprintln!("no struct type can be promoted, no pointer to a field split"),
+        }
+    }
+    let only = match function {
+        None => None,
+        Some(name) => match prog.function(name) {
+            Some(f) => Some(f),
+            None => {
+                eprintln!(
+                    "error: no (reachable) function `{name}` in {}",
+                    file.display()
+                );
+                return crate::diag::exit::USAGE_OR_PARSE;
+            }
+        },
+    };
+    match format {
+        crate::frontend::CfaFormat::Text => {
+            print!("{}", crate::frontend::program_to_text(&prog, only))
+        }
+        crate::frontend::CfaFormat::Dot => {
+            print!("{}", crate::frontend::program_to_dot(&prog, only))
+        }
+        crate::frontend::CfaFormat::Json => match serde_json::to_string_pretty(&prog) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return crate::diag::exit::USAGE_OR_PARSE;
+            }
+        },
+    }
+    0
+}
+
+/// `shapemc samples FILE`: reads `FILE` (C via the front end, or a JSON-serialised
+/// [`crate::cfa::Program`] for hand-built programs), samples it and prints the report. Returns
+/// the exit code (0, or 2 for unreadable input, 3 for unsupported constructs).
+fn run_samples(
+    file: &Path,
+    format: crate::explicit::render::Format,
+    samples: usize,
+    min_nodes: usize,
+    malloc_never_fails: bool,
+) -> i32 {
+    let prog = match load_program(file, malloc_never_fails) {
+        Ok(p) => p,
+        Err((msg, code)) => {
+            eprintln!("{msg}");
+            return code;
+        }
+    };
+    let mut cfg = crate::explicit::sample::SamplerConfig::default();
+    cfg.threshold.samples = samples;
+    cfg.threshold.min_nodes = min_nodes;
+    let r = crate::explicit::sample::sample_program(&prog, &cfg);
+    print!("{}", crate::explicit::render::render(&prog, &r, format));
+    0
+}
+
+/// Loads a program: `.json` files are serialised [`crate::cfa::Program`]s, anything else is C.
+fn load_program(
+    file: &Path,
+    malloc_never_fails: bool,
+) -> Result<crate::cfa::Program, (String, i32)> {
+    use crate::diag::exit::USAGE_OR_PARSE;
+    if file.extension().is_some_and(|e| e == "json") {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| (format!("{}: {e}", file.display()), USAGE_OR_PARSE))?;
+        let mut p: crate::cfa::Program = serde_json::from_str(&text).map_err(|e| {
+            (
+                format!("{}: not a program: {e}", file.display()),
+                USAGE_OR_PARSE,
+            )
+        })?;
+        p.malloc_never_fails |= malloc_never_fails;
+        return Ok(p);
+    }
+    let opts = crate::frontend::FrontendOptions {
+        malloc_never_fails,
+        ..Default::default()
+    };
+    crate::frontend::parse_file(file, &opts).map_err(|e| (e.to_string(), e.exit_code()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_reads_json_programs() {
+        let prog = crate::explicit::testutil::alloc_list_prog();
+        let path =
+            std::env::temp_dir().join(format!("shapemc_alloc_list_{}.json", std::process::id()));
+        std::fs::write(&path, serde_json::to_string(&prog).unwrap()).unwrap();
+        assert_eq!(
+            run_samples(&path, crate::explicit::render::Format::Json, 2, 3, false),
+            0
+        );
+        let missing = std::env::temp_dir().join("shapemc_no_such_file.json");
+        assert_eq!(
+            run_samples(&missing, crate::explicit::render::Format::Text, 2, 3, false),
+            2
+        );
+        if std::env::var_os("SHAPEMC_KEEP_JSON").is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }

@@ -30,10 +30,10 @@
 //! `τ` allocation (`malloc` of pointer cells, an address-taken pointer variable), no
 //! cast, arithmetic or `free` on `τ`, no function returning `τ`, no `X ***`.
 
+use crate::cfa::rewrite::{assign, assume, Chain};
 use crate::cfa::{
     Access, BinOp, Edge, Expr, FieldDef, FieldRef, Node, Op, Program, Ty, UnOp, VarId,
 };
-use crate::promote::{assign, assume, Chain};
 use petgraph::visit::EdgeRef;
 use std::collections::BTreeMap;
 

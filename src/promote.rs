@@ -37,6 +37,7 @@
 //! indeterminate (a static object's zero initialiser follows as ordinary stores); a
 //! site executing in a loop is unbounded and keeps the type as it is.
 
+use crate::cfa::rewrite::{assign, assume, Chain};
 use crate::cfa::{
     Access, AllocKind, BinOp, Edge, Expr, FieldRef, LocKind, Node, Op, Program, Scope, SrcLoc,
     StructId, Ty, UnOp, VarId,
@@ -595,16 +596,6 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
     (out, finite)
 }
 
-pub(crate) fn assign(dst: VarId, src: Expr) -> Op {
-    Op::Assign { dst, src }
-}
-
-pub(crate) fn assume(rel: BinOp, a: Expr, b: Expr) -> Op {
-    Op::Assume {
-        cond: Expr::bin(rel, a, b),
-    }
-}
-
 /// `e` with NULL replaced by 0 where it stands for a promoted pointer: compared with
 /// one, or cast to one. (A NULL assigned, stored or passed where a promoted pointer is
 /// expected is replaced too: those positions have the pointer's type.)
@@ -638,26 +629,19 @@ fn null_to_zero(prog: &Program, e: &Expr, promoted: &impl Fn(&Ty) -> bool) -> Ex
     }
 }
 
-/// Appends chains of edges to a program (shared with [`crate::fieldptr`]).
-pub(crate) struct Chain<'a> {
-    pub(crate) prog: &'a mut Program,
-    pub(crate) src: SrcLoc,
+/// Promotion's own chain: accesses through a pointer to each live object.
+trait PerLiveObject {
+    fn per_live_object(
+        &mut self,
+        from: Node,
+        to: Node,
+        ptr: VarId,
+        alive: &[VarId],
+        op: impl Fn(usize) -> Op,
+    );
 }
 
-impl Chain<'_> {
-    /// A new normal location in `like`'s function, at this chain's source position.
-    pub(crate) fn node(&mut self, like: Node) -> Node {
-        let f = self.prog.graph[like].func;
-        self.prog.add_loc(f, self.src, LocKind::Normal)
-    }
-
-    /// One edge from `from` to `to` (a new location if `None`); returns its target.
-    pub(crate) fn step(&mut self, from: Node, to: Option<Node>, op: Op) -> Node {
-        let to = to.unwrap_or_else(|| self.node(from));
-        self.prog.add_edge(from, to, op, self.src);
-        to
-    }
-
+impl PerLiveObject for Chain<'_> {
     /// For each object `i` (`alive[i - 1]`): the path `assume(ptr == i);
     /// assume(S#i.alive != 0); op(i - 1)` from `from` to `to` (an access through `ptr`
     /// to a live object; a dead or other value has no successor here, the UB checks
@@ -677,19 +661,6 @@ impl Chain<'_> {
                 op(k),
             ];
             self.path(from, to, ops);
-        }
-    }
-
-    /// A path `from → … → to` through new locations, one edge per operation.
-    pub(crate) fn path(&mut self, from: Node, to: Node, ops: Vec<Op>) {
-        let n = ops.len();
-        let mut at = from;
-        for (k, op) in ops.into_iter().enumerate() {
-            let next = (k + 1 == n).then_some(to);
-            at = self.step(at, next, op);
-        }
-        if n == 0 {
-            self.prog.add_edge(from, to, Op::Skip, self.src);
         }
     }
 }

@@ -302,7 +302,7 @@ fn a_certificate_that_ignores_null_dereferences_is_rejected() {
         &unchecked,
         shapemc::predabs::PredScope::Location,
         10_000,
-        shapemc::cli::ScgMode::Refine,
+        shapemc::scg::ScgMode::Refine,
         lattice,
         HeapOptions::default(),
     );

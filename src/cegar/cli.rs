@@ -55,8 +55,8 @@ pub struct VerifyArgs {
     /// Shape-class generators: `refine` starts from the trivial SCG and refines
     /// (explicit heap analysis + FineTune); `maximal` enables the most precise SCGs for
     /// all pointers from the start (no SCG refinement).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::cli::ScgMode::Refine)]
-    pub scg: crate::cli::ScgMode,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::scg::ScgMode::Refine)]
+    pub scg: crate::scg::ScgMode,
     /// Abstract domains: `heap` (default) = predicates × explicit heap (× shape), the
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
@@ -152,7 +152,7 @@ impl Default for VerifyArgs {
             pred_scope: PredScope::Location,
             memory_limit: None,
             stats_json: None,
-            scg: crate::cli::ScgMode::Refine,
+            scg: crate::scg::ScgMode::Refine,
             domains: Domains::Heap,
             shape_joined: false,
             no_heap_pointer_predicates: false,

@@ -19,8 +19,10 @@
 
 pub mod cli;
 pub mod heap;
-pub mod heap_cert;
 pub mod predicates;
+
+/// The compact body of heap certificates, under its former name.
+pub use heap::cert as heap_cert;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
 use crate::cert::{check_until, CertError, Certificate};

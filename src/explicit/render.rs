@@ -2,7 +2,7 @@
 
 use super::infer::candidate_bindings;
 use super::invariants::{check, CellScope, Verdict};
-use super::sample::{SampleReport, SamplerConfig};
+use super::sample::SampleReport;
 use super::{CellTy, ExplicitState, Value};
 use crate::cfa::Program;
 use serde_json::json;
@@ -262,54 +262,4 @@ pub fn render(prog: &Program, r: &SampleReport, format: Format) -> String {
             s
         }
     }
-}
-
-/// `shapemc samples FILE`: reads `FILE` (C via the front end, or a JSON-serialised
-/// [`Program`] for hand-built programs), samples it and prints the report. Returns
-/// the exit code (0, or 2 for unreadable input, 3 for unsupported constructs).
-pub fn run_cli(
-    file: &std::path::Path,
-    format: Format,
-    samples: usize,
-    min_nodes: usize,
-    malloc_never_fails: bool,
-) -> i32 {
-    let prog = match load_program(file, malloc_never_fails) {
-        Ok(p) => p,
-        Err((msg, code)) => {
-            eprintln!("{msg}");
-            return code;
-        }
-    };
-    let mut cfg = SamplerConfig::default();
-    cfg.threshold.samples = samples;
-    cfg.threshold.min_nodes = min_nodes;
-    let r = super::sample::sample_program(&prog, &cfg);
-    print!("{}", render(&prog, &r, format));
-    0
-}
-
-/// Loads a program: `.json` files are serialised [`Program`]s, anything else is C.
-fn load_program(
-    file: &std::path::Path,
-    malloc_never_fails: bool,
-) -> Result<Program, (String, i32)> {
-    use crate::diag::exit::USAGE_OR_PARSE;
-    if file.extension().is_some_and(|e| e == "json") {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| (format!("{}: {e}", file.display()), USAGE_OR_PARSE))?;
-        let mut p: Program = serde_json::from_str(&text).map_err(|e| {
-            (
-                format!("{}: not a program: {e}", file.display()),
-                USAGE_OR_PARSE,
-            )
-        })?;
-        p.malloc_never_fails |= malloc_never_fails;
-        return Ok(p);
-    }
-    let opts = crate::frontend::FrontendOptions {
-        malloc_never_fails,
-        ..Default::default()
-    };
-    crate::frontend::parse_file(file, &opts).map_err(|e| (e.to_string(), e.exit_code()))
 }

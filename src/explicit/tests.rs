@@ -1200,25 +1200,6 @@ fn sampler_recognises_alloc_list_as_dll() {
 }
 
 #[test]
-fn cli_reads_json_programs() {
-    let prog = alloc_list_prog();
-    let path = std::env::temp_dir().join(format!("shapemc_alloc_list_{}.json", std::process::id()));
-    std::fs::write(&path, serde_json::to_string(&prog).unwrap()).unwrap();
-    assert_eq!(
-        super::render::run_cli(&path, super::render::Format::Json, 2, 3, false),
-        0
-    );
-    let missing = std::env::temp_dir().join("shapemc_no_such_file.json");
-    assert_eq!(
-        super::render::run_cli(&missing, super::render::Format::Text, 2, 3, false),
-        2
-    );
-    if std::env::var_os("SHAPEMC_KEEP_JSON").is_none() {
-        let _ = std::fs::remove_file(&path);
-    }
-}
-
-#[test]
 fn post_sound_never_errs() {
     let mut prog = op_prog();
     let s = SrcLoc::default();

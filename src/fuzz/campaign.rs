@@ -754,37 +754,39 @@ fn clear_out(out: &Path) -> std::io::Result<()> {
 /// Runs a campaign: seeds, `cfg.mutants` mutants on `cfg.jobs` threads, checks; writes the
 /// failing mutants, `summary.txt` and `runs.tsv` (one line per mutant) to `cfg.out`. Errors only when nothing can be run
 /// (no seeds, no binary, no output folder).
-pub fn run_campaign(cfg: &Config) -> anyhow::Result<Summary> {
-    anyhow::ensure!(
-        cfg.shapemc.is_file(),
-        "{} not found (build it with `cargo build --release`)",
-        cfg.shapemc.display()
-    );
+pub fn run_campaign(cfg: &Config) -> Result<Summary, String> {
+    if !cfg.shapemc.is_file() {
+        return Err(format!(
+            "{} not found (build it with `cargo build --release`)",
+            cfg.shapemc.display()
+        ));
+    }
     // the runs start in their own folders: a relative path would name nothing there
     let cfg = &Config {
-        shapemc: fs::canonicalize(&cfg.shapemc)?,
+        shapemc: fs::canonicalize(&cfg.shapemc)
+            .map_err(|e| format!("{}: {e}", cfg.shapemc.display()))?,
         ..cfg.clone()
     };
-    clear_out(&cfg.out)
-        .map_err(|e| anyhow::anyhow!("cannot prepare {}: {e}", cfg.out.display()))?;
+    clear_out(&cfg.out).map_err(|e| format!("cannot prepare {}: {e}", cfg.out.display()))?;
     let work = std::env::temp_dir().join(format!("shapemc-fuzz-{}", std::process::id()));
-    fs::create_dir_all(&work)?;
+    fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let (seeds, notes) = collect_seeds(cfg, &work);
     if cfg.progress {
         for n in &notes {
             eprintln!("fuzz: {n}");
         }
     }
-    anyhow::ensure!(
-        !seeds.c.is_empty() || !seeds.scg.is_empty(),
-        "no seed files (*.c under {}; *.scg in {})",
-        cfg.seed_dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        cfg.scg_dir.display()
-    );
+    if seeds.c.is_empty() && seeds.scg.is_empty() {
+        return Err(format!(
+            "no seed files (*.c under {}; *.scg in {})",
+            cfg.seed_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            cfg.scg_dir.display()
+        ));
+    }
     let summary = Mutex::new(Summary {
         notes,
         ..Summary::default()
@@ -875,13 +877,17 @@ pub fn run_campaign(cfg: &Config) -> anyhow::Result<Summary> {
         let fs: Vec<String> = fs.iter().map(|f| f.to_string()).collect();
         let _ = writeln!(text, "mutant-{i:05}: {}: {what}", fs.join("; "));
     }
-    fs::write(cfg.out.join("summary.txt"), text)?;
+    let write = |name: &str, text: String| {
+        let p = cfg.out.join(name);
+        fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    write("summary.txt", text)?;
     summary.runs.sort_by_key(|r| r.0);
     let mut tsv = String::from("mutant\tcommand\texit\tseconds\twhat\n");
     for (_, l) in &summary.runs {
         let _ = writeln!(tsv, "{l}");
     }
-    fs::write(cfg.out.join("runs.tsv"), tsv)?;
+    write("runs.tsv", tsv)?;
     Ok(summary)
 }
 

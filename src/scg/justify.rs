@@ -15,8 +15,7 @@
 //! constraints with small counterexamples.
 
 use super::dsl::{Constraint, FamilyDef, StructureDef};
-use super::lattice::RoleBinding;
-use super::library::{assignments, expand_ptd, instantiate, placeholders_in};
+use super::instance::{assignments, expand_ptd, instantiate, placeholders_in, RoleBinding};
 use super::TrackingDef;
 use crate::tvla::eval::{Compiled, Evaluator};
 use crate::tvla::formula::{Formula, Kleene};

@@ -9,15 +9,14 @@
 //! semantic order `m ⊑ m'` iff `m(D) ≼ m'(D)` for all D (property-tested); SCGs that
 //! generate equal classes without a declared relation stay incomparable.
 
-use super::library::{instantiate, Library};
+use super::instance::instantiate;
+pub use super::instance::RoleBinding;
+use super::library::Library;
 use super::TrackingDef;
 use crate::tvla::class::ShapeClass;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-
-/// Binding of roles to real (flattened) struct field names.
-pub type RoleBinding = BTreeMap<String, String>;
 
 /// A shape-class generator.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -181,7 +180,7 @@ impl Lattice {
         Ok(())
     }
     /// m(D): the shape class the SCG generates for the tracking definition (see
-    /// [`super::library::instantiate`]); m0 and unknown structures give the empty class.
+    /// [`super::instance::instantiate`]); m0 and unknown structures give the empty class.
     pub fn generate(&self, m: &Scg, d: &TrackingDef) -> ShapeClass {
         match m {
             Scg::Trivial => ShapeClass::default(),

@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod dsl;
 pub mod finetune;
+pub mod instance;
 pub mod justify;
 pub mod lattice;
 pub mod library;
@@ -23,6 +24,16 @@ pub use library::{Library, LibraryError};
 use crate::tvla::class::ShapeClass;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// How shape-class generators are chosen (`shapemc verify --scg`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ScgMode {
+    /// Refinement: trivial SCG first, refined along spurious counterexamples.
+    #[default]
+    Refine,
+    /// The maximal SCGs for all pointers from the start, no SCG refinement.
+    Maximal,
+}
 
 /// A tracking definition D = (T, Ts, Φ): tracked pointers T (program variable names),
 /// separating pointers Ts ⊆ T, and field assertions Φ (assertion texts such as

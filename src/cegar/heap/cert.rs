@@ -19,10 +19,11 @@
 //! [`encode`] is its inverse for the classes a run generated; `verify`'s SAFE gate
 //! checks the decoded form, so a written certificate is exactly what was checked.
 
-use super::heap::{HeapCertificate, HeapPrec, HeapState};
+use super::{HeapCpa, HeapPrec, HeapState, HEAP_CPA_NAME, HEAP_SPLIT_CPA_NAME};
 use crate::affine::Affine;
 use crate::cert::{CertNode, Certificate};
 use crate::cfa::{FieldRef, Node, Program, Step, StructId, VarId};
+use crate::explicit::CellTy;
 use crate::explicit::{ExplicitPrec, ExplicitState};
 use crate::predabs::{Cube, Precision};
 use crate::scg::{Lattice, Scg, TrackingDef};
@@ -650,6 +651,141 @@ pub fn decode(
         precision,
         nodes,
     })
+}
+
+/// The certificate format of the combined abstraction.
+pub type HeapCertificate = Certificate<HeapState, HeapPrec>;
+
+/// Checks that an explicit heap read from a certificate is well formed for `prog`
+/// (one value per variable; every cell typed like a struct, scalar or opaque object of
+/// the program, with the right number of fields).
+pub fn validate_explicit(prog: &Program, s: &ExplicitState) -> Result<(), String> {
+    if s.vars.len() != prog.vars.len() {
+        return Err("explicit heap: wrong number of variables".into());
+    }
+    for (a, c) in &s.heap {
+        if *a == 0 {
+            return Err("explicit heap: a cell at address 0".into());
+        }
+        let n = match &c.ty {
+            CellTy::Struct(st) => match prog.structs.get(*st) {
+                Some(d) => d.fields.len(),
+                None => return Err(format!("explicit heap: cell {a} of an unknown struct")),
+            },
+            CellTy::Scalar(_) => 1,
+            CellTy::Opaque => 0,
+        };
+        if c.fields.len() != n {
+            return Err(format!(
+                "explicit heap: cell {a} has a wrong number of fields"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates the precision and states of a certificate of [`HeapCpa`], then runs
+/// [`crate::cert::check`] with a fresh [`HeapCpa`].
+pub fn check_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
+    if cert.format != crate::cert::FORMAT {
+        return Err(format!("unknown certificate format `{}`", cert.format));
+    }
+    let split = cert.cpa == HEAP_SPLIT_CPA_NAME;
+    if cert.cpa != HEAP_CPA_NAME && !split {
+        return Err(format!(
+            "certificate of CPA `{}`, expected `{HEAP_CPA_NAME}` or `{HEAP_SPLIT_CPA_NAME}`",
+            cert.cpa
+        ));
+    }
+    check_heap_certificate_until(prog, cert, split, None, None).map_err(|e| e.to_string())
+}
+
+/// [`check_heap_certificate`] with the CPA variant given (`split`: one shape structure
+/// per state) and [`crate::cert::check_until`]'s limits.
+pub fn check_heap_certificate_until(
+    prog: &Program,
+    cert: &HeapCertificate,
+    split: bool,
+    deadline: Option<std::time::Instant>,
+    memory_limit_mb: Option<u64>,
+) -> Result<(), crate::cert::CertError> {
+    validate_heap_certificate(prog, cert).map_err(crate::cert::CertError::Malformed)?;
+    crate::cert::check_until(
+        &HeapCpa::new(prog, 10_000, split),
+        prog,
+        cert,
+        deadline,
+        memory_limit_mb,
+    )
+}
+
+/// The well-formedness checks of [`check_heap_certificate`] (indices and names).
+fn validate_heap_certificate(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
+    cert.precision.pred.validate(prog)?;
+    let ep = &cert.precision.explicit;
+    if ep
+        .everywhere
+        .iter()
+        .chain(ep.at.values().flatten())
+        .any(|&x| x >= prog.vars.len())
+    {
+        return Err("explicit precision names no variable".into());
+    }
+    if ep.at.keys().any(|&l| l >= prog.graph.node_count()) {
+        return Err("explicit precision names no location".into());
+    }
+    let n = cert.precision.pred.preds.len() as u32;
+    for node in &cert.nodes {
+        if !node.state.pred.is_normal() || node.state.pred.0.iter().any(|(i, _)| *i >= n) {
+            return Err(format!("node {}: malformed predicate state", node.id));
+        }
+        validate_explicit(prog, &node.state.explicit)
+            .map_err(|e| format!("node {}: {e}", node.id))?;
+        if node.stack.iter().any(|&e| e >= prog.graph.edge_count()) {
+            return Err(format!("node {}: call stack names no edge", node.id));
+        }
+        if let Some(s) = node.step {
+            let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = s;
+            if e.index() >= prog.graph.edge_count() {
+                return Err(format!("node {}: step names no edge", node.id));
+            }
+        }
+    }
+    validate_shape(prog, cert)
+}
+
+/// Checks the shape parts of a certificate name existing struct types, variables and
+/// locations (the shape operations index the program by them).
+fn validate_shape(prog: &Program, cert: &HeapCertificate) -> Result<(), String> {
+    let ns = prog.structs.len();
+    let sp = &cert.precision.shape;
+    if sp.global.keys().any(|&s| s >= ns)
+        || sp
+            .at
+            .iter()
+            .any(|(l, m)| l.index() >= prog.graph.node_count() || m.keys().any(|&s| s >= ns))
+    {
+        return Err("shape precision names no struct type or location".into());
+    }
+    for node in &cert.nodes {
+        let sh = &node.state.shape;
+        if sh.comps.keys().any(|&s| s >= ns) {
+            return Err(format!(
+                "node {}: shape component of no struct type",
+                node.id
+            ));
+        }
+        for (x, (p, f)) in &sh.loaded {
+            let bad_field = prog
+                .structs
+                .get(f.strukt)
+                .is_none_or(|d| f.field >= d.fields.len());
+            if *x >= prog.vars.len() || *p >= prog.vars.len() || bad_field {
+                return Err(format!("node {}: malformed load provenance", node.id));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

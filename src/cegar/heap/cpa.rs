@@ -1,0 +1,473 @@
+//! The heap CPA: predicate abstraction × explicit heap × shape ([`HeapCpa`]), with
+//! the strengthening of the shape post by what the explicit state and the predicate
+//! cube know of integers stored into and loaded from fields.
+
+use crate::cfa::{BinOp, Expr, Node, Op, Program, Step, VarId};
+use crate::cpa::Cpa;
+use crate::explicit::{ExplicitCpa, ExplicitPrec, ExplicitState};
+use crate::predabs::{Cube, Precision, PredAbs};
+use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The name of [`HeapCpa`] with one joined region of shape structures per state
+/// ([`HeapOptions::shape_joined`]) in certificates.
+pub const HEAP_CPA_NAME: &str = "pred+explicit+shape";
+
+/// The name of [`HeapCpa`] with one shape structure per state (the default) in
+/// certificates.
+pub const HEAP_SPLIT_CPA_NAME: &str = "pred+explicit+shape/split";
+
+/// A state of [`HeapCpa`]: a predicate cube, an explicit heap and a shape state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HeapState {
+    pub pred: Cube,
+    pub explicit: ExplicitState,
+    pub shape: ShapeState,
+}
+
+/// The precision of [`HeapCpa`]: predicates, the explicit-heap abstraction Θ and the
+/// shape classes per struct type (Ψ).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HeapPrec {
+    pub pred: Precision,
+    pub explicit: ExplicitPrec,
+    pub shape: ShapePrec,
+    /// Locations where `BuildART` may merge states ([`HeapCpa::merge`]): the loop
+    /// heads at first; refinement removes a location when a merge there made an error
+    /// path reachable that its own steps do not reach.
+    #[serde(default)]
+    pub merge_at: BTreeSet<Node>,
+}
+
+/// Predicate abstraction × explicit heap × shape. Post: the explicit successors first
+/// (cheap; none means the step is infeasible), then the shape successors, then the
+/// predicate successors (Z3), all combinations. One strengthening: what the explicit
+/// pre-state and the pre-state's cube know of an integer stored into a field (its
+/// value, or the cube's comparisons of the stored variable with constants) is passed
+/// to the shape store transfer, which decides the field assertions with it as for a
+/// constant (`n->data = d` with `d == 1` known, or `!(d == 0)` in the cube).
+/// Coverage and precision adjustment are componentwise, so the CPA laws of the
+/// components carry over; union coverage shares out the shape structures.
+#[derive(Debug)]
+pub struct HeapCpa {
+    pub pred: PredAbs,
+    pub explicit: ExplicitCpa,
+    pub shape: ShapeCpa,
+}
+
+impl HeapCpa {
+    /// A fresh CPA (no caches) for `prog` with the given Z3 timeout per abstraction
+    /// query; `split`: one shape structure per state (see [`HeapOptions`]).
+    pub fn new(prog: &Program, timeout_ms: u32, split: bool) -> HeapCpa {
+        HeapCpa {
+            pred: PredAbs::new(timeout_ms),
+            explicit: ExplicitCpa,
+            shape: if split {
+                ShapeCpa::new(prog)
+            } else {
+                ShapeCpa::new(prog).joined()
+            },
+        }
+    }
+    /// Whether shape regions are joined per state (the default) or split.
+    pub fn is_split(&self) -> bool {
+        !self.shape.is_joined()
+    }
+}
+
+impl Cpa for HeapCpa {
+    type State = HeapState;
+    type Prec = HeapPrec;
+
+    fn name(&self) -> &'static str {
+        if self.is_split() {
+            HEAP_SPLIT_CPA_NAME
+        } else {
+            HEAP_CPA_NAME
+        }
+    }
+    fn initial(&self, prog: &Program, prec: &HeapPrec) -> HeapState {
+        HeapState {
+            pred: self.pred.initial(prog, &prec.pred),
+            explicit: self.explicit.initial(prog, &prec.explicit),
+            shape: self.shape.initial(prog, &prec.shape),
+        }
+    }
+    fn post(
+        &self,
+        prog: &Program,
+        s: &HeapState,
+        step: Step,
+        to: Node,
+        prec: &HeapPrec,
+    ) -> Vec<HeapState> {
+        let ex = self
+            .explicit
+            .post(prog, &s.explicit, step, to, &prec.explicit);
+        if ex.is_empty() {
+            return Vec::new();
+        }
+        // strengthening: what the explicit state and the cube know of an integer
+        // stored into a field makes the shape domain's field assertions on it definite,
+        // and what the explicit state knows of an integer compared with a loaded field
+        // refines them
+        let known = known_facts(prog, &s.explicit, Some((&s.pred, &prec.pred)), step);
+        let sh = self
+            .shape
+            .post_with(prog, &s.shape, step, to, &prec.shape, &known);
+        if sh.is_empty() {
+            return Vec::new();
+        }
+        let pr = self.pred.post(prog, &s.pred, step, to, &prec.pred);
+        // the other way: an explicitly tracked integer loaded from a shape-tracked cell
+        // gets the value the shape domain's field assertions give it
+        let pairs: Vec<(ExplicitState, ShapeState)> = match loaded_int(prog, step, to, prec) {
+            Some((dst, ptr, field)) => sh
+                .iter()
+                .flat_map(|g| g.split_field_value(prog, ptr, field))
+                .flat_map(|(val, g)| {
+                    ex.iter()
+                        .filter_map(|e| Some((with_loaded(e, dst, val)?, g.clone())))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            None => ex
+                .iter()
+                .flat_map(|e| sh.iter().map(move |g| (e.clone(), g.clone())))
+                .collect(),
+        };
+        let mut out = Vec::with_capacity(pairs.len() * pr.len());
+        for p in &pr {
+            for (e, g) in &pairs {
+                out.push(HeapState {
+                    pred: p.clone(),
+                    explicit: e.clone(),
+                    shape: g.clone(),
+                });
+            }
+        }
+        out
+    }
+    /// Cheapest component first: cubes, then explicit heaps, then shape embeddings.
+    fn covers(&self, t: &HeapState, s: &HeapState) -> bool {
+        self.pred.covers(&t.pred, &s.pred)
+            && self.explicit.covers(&t.explicit, &s.explicit)
+            && self.shape.covers(&t.shape, &s.shape)
+    }
+    /// Stop-join: the states whose predicate and explicit parts cover `s` may share
+    /// out its shape structures ([`crate::shape::ShapeState::covered_by_union`]).
+    fn covers_union(&self, ts: &[&HeapState], s: &HeapState) -> Option<Vec<usize>> {
+        let cands: Vec<usize> = (0..ts.len())
+            .filter(|&i| {
+                self.pred.covers(&ts[i].pred, &s.pred)
+                    && self.explicit.covers(&ts[i].explicit, &s.explicit)
+            })
+            .collect();
+        let shapes: Vec<&crate::shape::ShapeState> = cands.iter().map(|&i| &ts[i].shape).collect();
+        let used = s.shape.covered_by_union(&shapes)?;
+        Some(used.into_iter().map(|j| cands[j]).collect())
+    }
+    /// Merge-join of the shape parts when the predicate cubes and explicit heaps are
+    /// equal ([`crate::shape::ShapeState::merge`]: only for classes with the partial
+    /// join, so a type whose refinement turned the join off is never merged either),
+    /// at the locations of [`HeapPrec::merge_at`].
+    fn merge(
+        &self,
+        existing: &HeapState,
+        new: &HeapState,
+        at: Node,
+        prec: &HeapPrec,
+    ) -> Option<HeapState> {
+        // the location first: it is the same for every candidate and excludes most
+        if !prec.merge_at.contains(&at)
+            || existing.pred != new.pred
+            || existing.explicit != new.explicit
+        {
+            return None;
+        }
+        let shape = existing.shape.merge(&new.shape)?;
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(
+                "merge at loc {}:\n existing:\n{} new:\n{} merged:\n{}",
+                at.index(),
+                existing.shape.render(),
+                new.shape.render(),
+                shape.render()
+            );
+        }
+        Some(HeapState {
+            pred: existing.pred.clone(),
+            explicit: existing.explicit.clone(),
+            shape,
+        })
+    }
+    /// Merges keep the cube and the explicit heap: both must be equal, the shape part
+    /// covering.
+    fn merged_covers(&self, merged: &HeapState, succ: &HeapState) -> bool {
+        merged.pred == succ.pred
+            && merged.explicit == succ.explicit
+            && self.shape.covers(&merged.shape, &succ.shape)
+    }
+    fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
+        HeapState {
+            pred: self.pred.adjust(s.pred, at, &prec.pred),
+            explicit: self.explicit.adjust(s.explicit, at, &prec.explicit),
+            shape: self.shape.adjust(s.shape, at, &prec.shape),
+        }
+    }
+}
+
+/// At most this many constants of a field become field assertions ([`field_constants`]).
+const MAX_FIELD_CONSTANTS: usize = 8;
+
+/// The integer constants the program may store into `field` or assign to one of the
+/// variables `also` (the other side of a comparison with the field): the constant
+/// sources of every `p->field = e` and of `also`, following copies, parameters and
+/// return values back to constant assignments (sorted; empty when there are more than
+/// [`MAX_FIELD_CONSTANTS`]). Only a choice of predicates: values that come from
+/// elsewhere (input, arithmetic, loads) are simply not among them.
+pub(super) fn field_constants(
+    prog: &Program,
+    field: crate::cfa::FieldRef,
+    also: &[VarId],
+) -> Vec<i64> {
+    // `r = f(...)` assigns f's return variable
+    let rets: Vec<(VarId, Expr)> = prog
+        .graph
+        .edge_weights()
+        .filter_map(|e| match &e.op {
+            Op::Call {
+                callee,
+                ret: Some(r),
+                ..
+            } => Some((*r, Expr::Var(prog.functions.get(*callee)?.ret?))),
+            _ => None,
+        })
+        .collect();
+    // the expressions each integer variable is assigned
+    let mut sources: BTreeMap<VarId, Vec<&Expr>> = BTreeMap::new();
+    for (r, e) in &rets {
+        sources.entry(*r).or_default().push(e);
+    }
+    let also: Vec<Expr> = also.iter().map(|&x| Expr::Var(x)).collect();
+    let mut work: Vec<&Expr> = also.iter().collect();
+    for e in prog.graph.edge_weights() {
+        match &e.op {
+            Op::Assign { dst, src } => sources.entry(*dst).or_default().push(src),
+            Op::Store { field: f, src, .. } if *f == field => work.push(src),
+            Op::Call { callee, args, .. } => {
+                if let Some(func) = prog.functions.get(*callee) {
+                    for (p, a) in func.params.iter().zip(args) {
+                        sources.entry(*p).or_default().push(a);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    while let Some(e) = work.pop() {
+        match e {
+            Expr::Int(k) => {
+                out.insert(*k);
+                if out.len() > MAX_FIELD_CONSTANTS {
+                    return Vec::new();
+                }
+            }
+            Expr::Var(x) if seen.insert(*x) => {
+                work.extend(sources.get(x).into_iter().flatten().copied());
+            }
+            Expr::Cast(_, inner) => work.push(inner),
+            _ => {}
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// What the explicit state and the predicate cube before `step` know that the shape
+/// domain can use ([`Known`]): for a store, the facts on the stored integer
+/// ([`stored_facts`]); for `assume(a rel b)`, the values the explicit state knows of
+/// the integer variables `a` and `b`.
+pub(super) fn known_facts(
+    prog: &Program,
+    ex: &ExplicitState,
+    cube: Option<(&Cube, &Precision)>,
+    step: Step,
+) -> Known {
+    let Step::Edge(e) = step else {
+        return Known::NONE;
+    };
+    match &prog.graph[e].op {
+        Op::Store { .. } => Known {
+            stored: stored_facts(prog, ex, cube, step),
+            ints: Vec::new(),
+        },
+        Op::Assume {
+            cond: Expr::Binary(rel, a, b),
+        } if rel.is_comparison() => {
+            let ints = [a, b]
+                .into_iter()
+                .filter_map(|o| match **o {
+                    Expr::Var(x) if prog.vars.get(x).is_some_and(|v| v.ty.is_int()) => {
+                        match crate::explicit::post::eval(ex, o) {
+                            crate::explicit::Value::Int(k) => Some((x, k)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+                .collect();
+            Known {
+                stored: Vec::new(),
+                ints,
+            }
+        }
+        _ => Known::NONE,
+    }
+}
+
+/// `(dst, ptr, field)` when `step` is `dst = ptr->field` for an integer `dst` that the
+/// explicit domain tracks at `to`.
+fn loaded_int(
+    prog: &Program,
+    step: Step,
+    to: Node,
+    prec: &HeapPrec,
+) -> Option<(VarId, VarId, crate::cfa::FieldRef)> {
+    let Step::Edge(e) = step else { return None };
+    let Op::Load { dst, ptr, field } = prog.graph[e].op else {
+        return None;
+    };
+    (prog.vars.get(dst)?.ty.is_int() && prec.explicit.tracks(to, dst)).then_some((dst, ptr, field))
+}
+
+/// The explicit successor `e` of `dst = ptr->field` met with a shape successor that
+/// gives the loaded value `val` ([`ShapeState::split_field_value`]; `None`: unknown):
+/// `dst` becomes `val` where `e` does not know it; `None` (no state) when `e` knows a
+/// different value.
+fn with_loaded(e: &ExplicitState, dst: VarId, val: Option<i64>) -> Option<ExplicitState> {
+    use crate::explicit::Value;
+    match (e.vars.get(dst).copied()?, val) {
+        (Value::Top, Some(k)) => {
+            let mut e = e.clone();
+            e.vars[dst] = Value::Int(k);
+            Some(e)
+        }
+        (Value::Int(k2), Some(k)) => (k2 == k).then(|| e.clone()),
+        _ => Some(e.clone()),
+    }
+}
+
+/// What the explicit state and the predicate cube before `step` know of the integer
+/// it stores, if `step` is `ptr->field = e` for an integer field (see
+/// [`Known::stored`]): `e`'s value when the explicit state knows it, else, for `e` a
+/// variable of the field's type, the cube's literals comparing it with a constant
+/// (`!(x == 0)` gives `x != 0`).
+fn stored_facts(
+    prog: &Program,
+    ex: &ExplicitState,
+    cube: Option<(&Cube, &Precision)>,
+    step: Step,
+) -> Vec<(BinOp, i64)> {
+    let Step::Edge(e) = step else {
+        return Vec::new();
+    };
+    let Op::Store { field, src, .. } = &prog.graph[e].op else {
+        return Vec::new();
+    };
+    let fty = &prog.field(*field).ty;
+    if !fty.is_int() {
+        return Vec::new();
+    }
+    if let crate::explicit::Value::Int(v) = crate::explicit::post::eval(ex, src) {
+        return vec![(BinOp::Eq, v)];
+    }
+    // a comparison (`nondet() != 0`, `!x`) is 0 or 1
+    let boolean = match src {
+        Expr::Binary(op, ..) => op.is_comparison(),
+        Expr::Unary(op, _) => *op == crate::cfa::UnOp::Not,
+        _ => false,
+    };
+    if boolean {
+        return vec![(BinOp::Ge, 0), (BinOp::Le, 1)];
+    }
+    let (Expr::Var(x), Some((cube, prec))) = (src, cube) else {
+        return Vec::new();
+    };
+    if prog.vars.get(*x).map(|v| &v.ty) != Some(fty) {
+        return Vec::new();
+    }
+    cube.0
+        .iter()
+        .filter_map(|&(id, pos)| {
+            let p = &prec.preds.get(id as usize)?.expr;
+            let p = if pos { p.clone() } else { p.negate() };
+            let Expr::Binary(op, a, b) = &p else {
+                return None;
+            };
+            match (a.as_ref(), b.as_ref()) {
+                (Expr::Var(y), Expr::Int(c)) if y == x => Some((*op, *c)),
+                (Expr::Int(c), Expr::Var(y)) if y == x => Some((op.flip(), *c)),
+                _ => None,
+            }
+        })
+        .filter(|(op, _)| op.is_comparison())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `struct node`'s field `name` in `prog`.
+    fn node_field(prog: &Program, name: &str) -> crate::cfa::FieldRef {
+        let strukt = prog.structs.iter().position(|d| d.name == "node").unwrap();
+        let field = prog.structs[strukt]
+            .fields
+            .iter()
+            .position(|f| f.name == name)
+            .unwrap();
+        crate::cfa::FieldRef { strukt, field }
+    }
+
+    #[test]
+    fn the_constants_stored_into_a_field_are_followed_through_parameters() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cegar");
+        let parse = |f: &str| {
+            crate::frontend::parse_file(&dir.join(f), &Default::default()).expect("parses")
+        };
+        let prog = parse("sorted_tags_safe.c");
+        let tag = node_field(&prog, "tag");
+        // `n->tag = tag` with push(a, 1) and push(b, 2)
+        assert_eq!(field_constants(&prog, tag, &[]), vec![1, 2]);
+        // and what `prev` may hold (`int prev = 1`)
+        let prev = prog
+            .vars
+            .iter()
+            .position(|v| v.name == "main::prev")
+            .unwrap();
+        assert_eq!(field_constants(&prog, tag, &[prev]), vec![1, 2]);
+        // `n->data = d` with mk(1, NULL) and mk(0, l)
+        let prog = parse("tag_param_safe.c");
+        let data = node_field(&prog, "data");
+        assert_eq!(field_constants(&prog, data, &[]), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_loaded_value_from_the_shape_domain_refines_only_an_unknown_one() {
+        use crate::explicit::Value;
+        let mut prog = Program::new("t.c");
+        let x = prog.add_var("main::x", crate::cfa::Ty::INT, crate::cfa::Scope::Local(0));
+        let mut e = ExplicitState::initial(&prog);
+        // unknown: takes the shape domain's value
+        assert_eq!(with_loaded(&e, x, Some(3)).unwrap().vars[x], Value::Int(3));
+        assert_eq!(with_loaded(&e, x, None).unwrap().vars[x], Value::Top);
+        // known: kept when it agrees, no state when it contradicts
+        e.vars[x] = Value::Int(3);
+        assert!(with_loaded(&e, x, Some(3)).is_some());
+        assert!(with_loaded(&e, x, Some(4)).is_none());
+        assert!(with_loaded(&e, x, None).is_some());
+    }
+}

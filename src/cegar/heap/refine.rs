@@ -1,0 +1,825 @@
+//! Algorithm 3 (`Refine`) of the heap abstraction: predicates from the interpolants,
+//! explicit tracking of newly mentioned pointer groups, and for shape-tracked types the
+//! tracking definition (step 1), FineTune of the SCG with a path-replay oracle (step 2),
+//! the merge, partial-join and counter refinements and the last resort.
+
+use super::cert;
+use super::cpa::{field_constants, known_facts};
+use super::{
+    own_ptr_fields, shape_prec_for, struct_name, HeapAbstraction, HeapState, PtrGroup, TypeMode,
+};
+use crate::cegar::predicates::refine_predicates;
+use crate::cegar::{RefineInput, Refinement};
+use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cpa::Cpa;
+use crate::scg::{fine_tune, Lattice, Scg, TrackingDef};
+use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
+use crate::smt::atoms::Operand;
+use crate::tvla::ShapeClass;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most abstract states [`HeapAbstraction::product_rules_out`] keeps at one step.
+const PRODUCT_REPLAY_STATES: usize = 64;
+
+/// An error path prepared for replay in the shape domain alone
+/// ([`HeapAbstraction::path_replay`]).
+struct PathReplay {
+    shape: ShapeCpa,
+    steps: Vec<(Step, Node)>,
+    /// Per step: what the explicit domain and the predicate cubes along the path know
+    /// (of the integer stored into a field, of the integers an assume compares).
+    stored: Vec<Known>,
+    /// Replay only the steps from this position on, starting in this state (converted
+    /// into the candidate classes); from the initial state at the root when None.
+    start: Option<(usize, ShapeState)>,
+}
+
+impl PathReplay {
+    /// True if the path's shape post is empty with `class` for type `s` (the other
+    /// types keep their classes in `base`): the class rules the path out.
+    fn rules_out(&self, prog: &Program, base: &ShapePrec, s: StructId, class: ShapeClass) -> bool {
+        let mut p = base.clone();
+        p.set_global(s, class);
+        for m in p.at.values_mut() {
+            m.remove(&s);
+        }
+        self.rules_out_with(prog, &p)
+    }
+
+    /// True if the path's shape post is empty under precision `p`.
+    fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
+        let (from, init) = match &self.start {
+            None => (0, ShapeState::initial(p, prog.entry)),
+            Some((i, st)) => {
+                let at = if *i == 0 {
+                    prog.entry
+                } else {
+                    self.steps.get(i - 1).map_or(prog.entry, |&(_, to)| to)
+                };
+                (*i, st.converted(p, at))
+            }
+        };
+        let stored_at = |i: usize| {
+            self.stored
+                .get(from + i)
+                .unwrap_or(&crate::shape::NOTHING_KNOWN)
+        };
+        let steps = self.steps.get(from..).unwrap_or(&[]);
+        self.shape
+            .path_post(prog, &init, steps, p, &stored_at)
+            .is_none()
+    }
+}
+
+/// [`HeapAbstraction::place_scg`]'s search: the per-function SCGs (`local` updated in
+/// the path's functions) under which the path is ruled out, or None.
+#[allow(clippy::too_many_arguments)]
+fn localise(
+    abs: &HeapAbstraction,
+    prog: &Program,
+    lat: &Lattice,
+    s: StructId,
+    m: &Scg,
+    m2: &Scg,
+    d: &TrackingDef,
+    local: &BTreeMap<crate::cfa::FuncId, Scg>,
+    input: &RefineInput<'_, HeapState>,
+) -> Option<BTreeMap<crate::cfa::FuncId, Scg>> {
+    let mut funcs: Vec<crate::cfa::FuncId> = Vec::new();
+    for l in input.locs {
+        let f = prog.graph.node_weight(*l)?.func;
+        if !funcs.contains(&f) {
+            funcs.push(f);
+        }
+    }
+    // a change of structure or binding (which fields are tracked) is the type's
+    if m.structure() != m2.structure() || m.binding() != m2.binding() {
+        return None;
+    }
+    // only families instantiated per pointer (`family f for x`, e.g. reachability from
+    // each variable) are placed per function: they multiply the structures of every
+    // walk; the others (cancellation, sharing, acyclicity) cost little and are needed
+    // wherever the structure is updated, so they go everywhere at once
+    let st = lat.library().structure(m2.structure()?)?;
+    let per_pointer = |f: &String| {
+        st.families
+            .iter()
+            .find(|x| &x.name == f)
+            .is_some_and(|x| !x.pointers.is_empty())
+    };
+    if !m2
+        .families()
+        .filter(|f| !m.families().any(|g| g == *f))
+        .all(per_pointer)
+    {
+        return None;
+    }
+    let mut cand = local.clone();
+    for &f in &funcs {
+        let cur = local.get(&f).unwrap_or(m);
+        cand.insert(f, lat.join(cur, m2)?);
+    }
+    let join = abs.joins(s);
+    let uninit = !abs.options.per_variable_uninit;
+    let base = &abs.prec.shape;
+    let counters = abs.counters.get(&s).cloned().unwrap_or_default();
+    let replay = abs.path_replay(prog, input);
+    let rules_out = |c: &BTreeMap<crate::cfa::FuncId, Scg>| {
+        replay.rules_out_with(
+            prog,
+            &shape_prec_for(prog, lat, base, s, m, c, d, join, uninit, &counters),
+        )
+    };
+    if !rules_out(&cand) {
+        return None;
+    }
+    // the error's function first: checks at the end of a path are often walks whose
+    // states multiply with every predicate, while the updates before them need them
+    for &f in funcs.iter().rev() {
+        let was = cand.clone();
+        match local.get(&f) {
+            Some(c) => cand.insert(f, c.clone()),
+            None => cand.remove(&f),
+        };
+        if cand == was {
+            continue;
+        }
+        if !rules_out(&cand) {
+            cand = was;
+        }
+    }
+    cand.retain(|_, c| c != m);
+    Some(cand)
+}
+
+impl HeapAbstraction {
+    /// Places FineTune's result `m2` (finer than the type's SCG `m`) for type `s`: in
+    /// the functions of the error path, each keeps its SCG if the path is still ruled
+    /// out without `m2` there, else gets its SCG joined with `m2` (functions are tried
+    /// from the path's end, each check a replay of the path). Only under `--local-scg`
+    /// and for an `m2` of `m`'s structure and binding that adds only families
+    /// instantiated per pointer; otherwise, or when the joins do not rule the path
+    /// out, `m2` becomes the type's SCG everywhere (finer per-function SCGs are joined
+    /// with it). Returns where `m2` went.
+    fn place_scg(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: Scg,
+        m2: Scg,
+        d: TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+    ) -> String {
+        let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
+        let localised = match &self.lattice {
+            Some(lat) if self.options.local_scg => {
+                localise(self, prog, lat, s, &m, &m2, &d, &local, input)
+            }
+            _ => None,
+        };
+        let name = struct_name(prog, s);
+        match localised {
+            Some(cand) => {
+                let funcs: Vec<&str> = cand
+                    .iter()
+                    .filter(|(f, c)| local.get(f) != Some(c))
+                    .map(|(f, _)| prog.functions[*f].name.as_str())
+                    .collect();
+                let msg = format!("struct {name}: SCG {m2} in {}", funcs.join(", "));
+                self.fn_scg.insert(s, cand);
+                self.set_shape(prog, s, m, d);
+                msg
+            }
+            None => {
+                let lat = self.lattice.as_ref();
+                let joined: BTreeMap<crate::cfa::FuncId, Scg> = local
+                    .iter()
+                    .filter_map(|(f, c)| lat.and_then(|l| l.join(c, &m2)).map(|j| (*f, j)))
+                    .filter(|(_, j)| *j != m2)
+                    .collect();
+                self.fn_scg.insert(s, joined);
+                self.set_shape(prog, s, m2.clone(), d);
+                format!("struct {name}: SCG {m} → {m2}")
+            }
+        }
+    }
+
+    /// The "count" refinement: for each shape-tracked type of `groups`, the counters
+    /// (see `shape::numeric`) made of the signed `int` variables the interpolants
+    /// mention or that are tracked explicitly, closed under the copies the path makes
+    /// between them (`x = y ± k`, parameters), when with them the type's current class
+    /// rules the path out. They leave the explicit abstraction (their values
+    /// would make every iteration a new state). Returns what was added, or None.
+    fn refine_counters(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
+    ) -> Option<Vec<String>> {
+        use crate::shape::numeric::counter_type;
+        let mut ints: BTreeSet<VarId> = self.explicit_ints.clone();
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                ints.extend(a.vars.iter().copied());
+            }
+        }
+        ints.retain(|&x| counter_type(prog, x) && !self.finite_ints.contains(&x));
+        if ints.is_empty() {
+            return None;
+        }
+        // copies along the path
+        let copy_of = |e: &crate::cfa::Expr| -> Option<VarId> {
+            use crate::cfa::{BinOp, Expr};
+            match e {
+                Expr::Var(y) => Some(*y),
+                Expr::Binary(BinOp::Add | BinOp::Sub, a, b) => match (&**a, &**b) {
+                    (Expr::Var(y), Expr::Int(_)) | (Expr::Int(_), Expr::Var(y)) => Some(*y),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let mut pairs: Vec<(VarId, VarId)> = Vec::new();
+        for st in input.path {
+            match (st, &prog.step_edge(*st).op) {
+                (Step::Edge(_), crate::cfa::Op::Assign { dst, src }) => {
+                    if let Some(y) = copy_of(src) {
+                        pairs.push((*dst, y));
+                    }
+                }
+                (Step::Enter(_), crate::cfa::Op::Call { callee, args, .. }) => {
+                    if let Some(f) = prog.functions.get(*callee) {
+                        for (p, a) in f.params.iter().zip(args) {
+                            if let Some(y) = copy_of(a) {
+                                pairs.push((*p, y));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let counter = |x: VarId| counter_type(prog, x) && !self.finite_ints.contains(&x);
+        pairs.retain(|(x, y)| counter(*x) && counter(*y));
+        loop {
+            let before = ints.len();
+            for &(x, y) in &pairs {
+                if ints.contains(&x) || ints.contains(&y) {
+                    ints.insert(x);
+                    ints.insert(y);
+                }
+            }
+            if ints.len() == before {
+                break;
+            }
+        }
+        let names: Vec<String> = ints.iter().map(|&x| prog.vars[x].name.clone()).collect();
+        let candidates = self.shape_types_in(groups);
+        let replay = self.path_replay(prog, input);
+        let mut msgs = Vec::new();
+        for (s, m, d) in candidates {
+            let mut counters: Vec<String> = self.counters.get(&s).cloned().unwrap_or_default();
+            for n in &names {
+                if !counters.contains(n) {
+                    counters.push(n.clone());
+                }
+            }
+            if Some(&counters) == self.counters.get(&s) {
+                continue;
+            }
+            let Some(class) = self.prec.shape.global.get(&s) else {
+                continue;
+            };
+            let mut class = class.clone();
+            class.counters = counters.clone();
+            tracing::debug!(
+                "count refinement: struct {} with counters {}?",
+                struct_name(prog, s),
+                counters.join(", ")
+            );
+            let old = self.counters.insert(s, counters.clone());
+            let msg = format!(
+                "struct {}: count cells with {}",
+                struct_name(prog, s),
+                counters.join(", ")
+            );
+            if replay.rules_out(prog, &self.prec.shape, s, class) {
+                msgs.push(msg);
+                self.set_shape(prog, s, m, d);
+                continue;
+            }
+            // counting may need a finer class (e.g. reachability from the walking
+            // pointer, which separates the counted cells from the others)
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
+                msgs.push(msg);
+                msgs.push(self.place_scg(prog, s, m, m2, d, input));
+                continue;
+            }
+            match old {
+                Some(o) => self.counters.insert(s, o),
+                None => self.counters.remove(&s),
+            };
+        }
+        if msgs.is_empty() {
+            return None;
+        }
+        for &x in &ints {
+            if self.explicit_ints.remove(&x) {
+                self.prec.explicit.remove_everywhere(x);
+            }
+        }
+        Some(msgs)
+    }
+
+    /// Algorithm 3, step 1 for a shape-tracked struct type: the pointers of the type the
+    /// atoms mention become separating, integer field assertions on its cells (`data ==
+    /// 0`, `key < 5`) join Φ. Returns the refined D (None: no change).
+    fn refine_td(
+        &self,
+        prog: &Program,
+        s: StructId,
+        d: &TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+    ) -> Option<TrackingDef> {
+        let mut d2 = d.clone();
+        let mut changed = false;
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                for &x in a.pointers.iter().chain(&a.dereferenced) {
+                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                        changed |= d2.separate(prog.vars[x].name.clone());
+                    }
+                }
+                if let Some(fa) = &a.field_assertion {
+                    let fty = &prog.field(fa.field).ty;
+                    if fa.field.strukt != s || !fty.is_int() {
+                        continue;
+                    }
+                    match fa.rhs {
+                        Operand::Int(_) => changed |= d2.add_assertion(fa.field_text(prog)),
+                        // `x <= p->f`: the field is told apart by the constants the
+                        // program stores into it (`f == k` for each); the product then
+                        // compares a loaded value with what the explicit domain knows
+                        // of `x` (see `HeapCpa::post`)
+                        Operand::Var(_) | Operand::Field { .. } => {
+                            let name = &prog.field(fa.field).name;
+                            let also = match fa.rhs {
+                                Operand::Var(x) => vec![x],
+                                _ => Vec::new(),
+                            };
+                            for k in field_constants(prog, fa.field, &also) {
+                                changed |= d2.add_assertion(format!("{name} == {k}"));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        changed |= add_range_assertions(&mut d2);
+        changed.then_some(d2)
+    }
+
+    /// What FineTune's oracle needs to replay the error path in the shape domain: the
+    /// steps with their target locations and the integers the explicit domain knows
+    /// are stored into fields along the path (the product's strengthening, replayed).
+    fn path_replay(&self, prog: &Program, input: &RefineInput<'_, HeapState>) -> PathReplay {
+        let steps: Vec<(Step, Node)> = input
+            .path
+            .iter()
+            .copied()
+            .zip(input.locs.iter().skip(1).copied())
+            .collect();
+        let mut stored: Vec<Known> = Vec::with_capacity(steps.len());
+        let mut ex = Some(self.cpa.explicit.initial(prog, &self.prec.explicit));
+        let pprec = &self.prec.pred;
+        let mut cube = Some(self.cpa.pred.initial(prog, pprec));
+        for &(step, to) in &steps {
+            stored.push(ex.as_ref().map_or(Known::NONE, |e| {
+                known_facts(prog, e, cube.as_ref().map(|c| (c, pprec)), step)
+            }));
+            ex = ex.and_then(|e| {
+                let mut next = self
+                    .cpa
+                    .explicit
+                    .post(prog, &e, step, to, &self.prec.explicit);
+                (next.len() == 1).then(|| next.remove(0))
+            });
+            cube = cube.and_then(|c| {
+                let mut next = self.cpa.pred.post(prog, &c, step, to, pprec);
+                (next.len() == 1).then(|| next.remove(0))
+            });
+        }
+        PathReplay {
+            shape: ShapeCpa::new(prog).joined(),
+            steps,
+            stored,
+            start: None,
+        }
+    }
+
+    /// True unless the error path replays in the whole product (predicates, explicit
+    /// heaps, shapes) under the current precision: then a refinement that only added
+    /// predicates would rebuild the ART into the same error. The replay keeps every
+    /// abstract successor (as the ART does); past [`PRODUCT_REPLAY_STATES`] states at
+    /// one step, or past the deadline, it gives up and answers true (the predicates
+    /// are trusted, as without the check).
+    fn product_rules_out(&self, prog: &Program, input: &RefineInput<'_, HeapState>) -> bool {
+        let (cpa, prec) = (&self.cpa, &self.prec);
+        let deadline = self.deadline.get();
+        let mut cur = vec![cpa.adjust(cpa.initial(prog, prec), prog.entry, prec)];
+        for (&step, &to) in input.path.iter().zip(input.locs.iter().skip(1)) {
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return true;
+            }
+            let mut next: Vec<HeapState> = Vec::new();
+            for s in &cur {
+                for t in cpa.post(prog, s, step, to, prec) {
+                    let t = cpa.adjust(t, to, prec);
+                    if !next.contains(&t) {
+                        next.push(t);
+                    }
+                }
+            }
+            if next.is_empty() || next.len() > PRODUCT_REPLAY_STATES {
+                return true;
+            }
+            cur = next;
+        }
+        false
+    }
+
+    /// Before blaming the merges of an error path that the replay from the root rules
+    /// out: FineTune the counting shape types the interpolants mention with an oracle
+    /// that replays the path only from the last merged node's state. A replay from the
+    /// root keeps exact counts along the unrolled loops (a list of 3 cells built,
+    /// counted and walked), so it rules out every such path whatever the class;
+    /// from the merged state it asks whether the *class* loses what the rest of the
+    /// path needs (a walk that does not tell visited from unvisited cells without
+    /// `reach[p]`). A class found this way is taken (an "scg" refinement, merges stay);
+    /// None leaves the merges to be blamed. Types without counters are left to the
+    /// merge refinement: there a class found this way was often the dearer fix
+    /// (benchmarks/dll_remove: `reach` over a dll, 48 s, against 19 s with merging off
+    /// at five loop heads).
+    fn refine_class_past_merge(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
+    ) -> Option<Refinement> {
+        if self.scg_mode == crate::scg::ScgMode::Maximal {
+            return None;
+        }
+        let (&pos, state) = input.merged.last().zip(input.merged_states.last())?;
+        let mut added = Vec::new();
+        let at = input.locs.get(pos).map(|&l| prog.graph[l].src);
+        for (s, m, d) in self.shape_types_in(groups) {
+            if self.counters.get(&s).is_none_or(|c| c.is_empty()) {
+                continue;
+            }
+            let from = Some((pos, state.shape.clone()));
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, from) {
+                let msg = self.place_scg(prog, s, m, m2, d, input);
+                added.push(match at {
+                    Some(at) => format!("{msg} (replayed from the merge at {at})"),
+                    None => msg,
+                });
+            }
+        }
+        (!added.is_empty()).then(|| Refinement {
+            kind: "scg",
+            pivot: Some(0),
+            added,
+            ..Default::default()
+        })
+    }
+
+    /// FineTune (§3.3) for struct type `s` along the path: the coarsest enabled SCG
+    /// finer than `m` whose shape post along the path is empty; when none is found the
+    /// enabled set is widened to every SCG not coarser than `m` and the search repeated.
+    /// With `from` (a position into the path's nodes and a shape state there, see
+    /// [`PathReplay::start`]) the oracle replays the path only from there, and the
+    /// enabled set is not widened.
+    fn fine_tune_type(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        d: &TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+        from: Option<(usize, ShapeState)>,
+    ) -> Option<Scg> {
+        let lat = self.lattice.as_ref()?;
+        self.fine_tune_calls += 1;
+        let base = self.prec.shape.clone();
+        let widen = from.is_none();
+        let replay = PathReplay {
+            start: from,
+            ..self.path_replay(prog, input)
+        };
+        let mut calls = 0usize;
+        let deadline = self.deadline.get();
+        let join = self.joins(s);
+        let uninit = !self.options.per_variable_uninit;
+        let counters = self.counters.get(&s).cloned().unwrap_or_default();
+        let mut oracle = |cand: &Scg| -> bool {
+            // past the deadline nothing is asked: "does not rule out" is the answer
+            // that never makes FineTune pick a class (the run ends at the next build)
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return false;
+            }
+            calls += 1;
+            tracing::trace!(target: "shapemc::shape::path", "FineTune candidate {cand}");
+            let c = cert::ClassRecipe {
+                strukt: s,
+                scg: cand.clone(),
+                d: d.clone(),
+                partial_join: join,
+                uninit,
+                counters: counters.clone(),
+            }
+            .generate(prog, lat);
+            replay.rules_out(prog, &base, s, c)
+        };
+        let name = struct_name(prog, s);
+        let mut enabled = self.enabled.to_vec(&name);
+        if self.enabled.get(&name).is_none() {
+            enabled = lat.universe(&own_ptr_fields(prog, s));
+        }
+        let mut m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
+        // (a search from a merged state is only a first try: it does not widen E)
+        if &m2 == m && widen {
+            let universe = lat.universe(&own_ptr_fields(prog, s));
+            let added = self.enabled.extend_not_coarser(&name, lat, m, &universe);
+            if added > 0 {
+                let enabled = self.enabled.to_vec(&name);
+                m2 = fine_tune(m, &enabled, lat, d, &mut oracle);
+            }
+        }
+        self.fine_tune_oracle_calls += calls;
+        (&m2 != m).then_some(m2)
+    }
+
+    pub(super) fn refine_path(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+    ) -> Refinement {
+        // An error path through merged nodes that does not replay step by step under
+        // the current precision was reached only thanks to a merge: merging stops at
+        // those locations (the coarsest fix; the states along the path are exact).
+        let groups = self.mentioned_groups(prog, input);
+        if !input.merged.is_empty() && self.product_rules_out(prog, input) {
+            if let Some(r) = self.refine_class_past_merge(prog, input, &groups) {
+                return r;
+            }
+            let mut r = Refinement {
+                kind: "merge",
+                ..Default::default()
+            };
+            for &i in input.merged {
+                if let Some(&l) = input.locs.get(i) {
+                    if self.prec.merge_at.remove(&l) {
+                        r.added.push(format!(
+                            "no merge at {} (loc {})",
+                            prog.graph[l].src,
+                            l.index()
+                        ));
+                        r.pivot = Some(r.pivot.map_or(i, |p: usize| p.min(i)));
+                    }
+                }
+            }
+            if r.pivot.is_some() {
+                return r;
+            }
+        }
+        // Pointers seen for the first time are tracked on explicit heaps (Algorithm 3,
+        // step 2, first case); under `--scg maximal` recursive types are shape-tracked
+        // from the start, so this only concerns the others.
+        let mut new_groups = Vec::new();
+        for &g in &groups {
+            let known = match g {
+                PtrGroup::Struct(s) => self.types.contains_key(&s),
+                PtrGroup::Other => self.explicit_groups.contains(&g),
+            };
+            if !known && self.track_group(prog, g) {
+                new_groups.push(g);
+            }
+        }
+        // Integer facts (and pointer facts of untracked groups) become predicates.
+        let heap_tracked = |x: VarId| match PtrGroup::of(prog, x) {
+            Some(PtrGroup::Struct(s)) => self.types.contains_key(&s),
+            Some(g) => self.explicit_groups.contains(&g),
+            None => false,
+        };
+        // (Measured: keeping predicates over heap-tracked pointers makes the gdsl proofs
+        // faster, they split the ART along NULL tests the shape domain would also make;
+        // so the filter is off unless `--no-heap-pointer-predicates` is given.)
+        let filter = self.options.filter_heap_pointer_predicates;
+        let keep = |e: &crate::cfa::Expr| {
+            if !filter {
+                return true;
+            }
+            let mut vs = Vec::new();
+            e.vars(&mut vs);
+            !vs.into_iter().any(heap_tracked)
+        };
+        let mut r = refine_predicates(
+            prog,
+            &mut self.prec.pred,
+            self.scope,
+            self.max_atoms,
+            input,
+            &keep,
+        );
+        // Shape-tracked types: refine D (step 1), else FineTune the SCG (step 2).
+        let mut preds_rule_out: Option<bool> = None;
+        let mut td = false;
+        let mut scg = false;
+        let shape_types = self.shape_types_in(&groups);
+        for (s, m, d) in shape_types {
+            let name = struct_name(prog, s);
+            if let Some(d2) = self.refine_td(prog, s, &d, input) {
+                r.added.push(format!("struct {name}: D = {d2:?}"));
+                self.set_shape(prog, s, m, d2);
+                td = true;
+                continue;
+            }
+            if self.scg_mode == crate::scg::ScgMode::Maximal {
+                continue;
+            }
+            // New predicates that still let the product reach the end of the path would
+            // cost an ART rebuild that ends at the same error: FineTune now as well.
+            if r.pivot.is_some()
+                && *preds_rule_out.get_or_insert_with(|| self.product_rules_out(prog, input))
+            {
+                continue;
+            }
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
+                let msg = self.place_scg(prog, s, m, m2, d, input);
+                r.added.push(msg);
+                scg = true;
+            }
+        }
+        if !new_groups.is_empty() || td || scg {
+            for g in &new_groups {
+                r.added.push(format!("track {} explicitly", g.name(prog)));
+            }
+            r.kind = if scg && new_groups.is_empty() && !td {
+                "scg"
+            } else {
+                "td"
+            };
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        if r.pivot.is_some() {
+            return r;
+        }
+        // Fallback: integer variables whose values predicate abstraction cannot see
+        // (loaded from the heap) are tracked explicitly.
+        let ints = self.mentioned_ints(prog, input);
+        if !ints.is_empty() {
+            for &x in &ints {
+                self.explicit_ints.insert(x);
+                self.prec.explicit.everywhere.insert(x);
+                r.added
+                    .push(format!("track {} explicitly", prog.vars[x].name));
+            }
+            r.pivot = Some(0);
+            return r;
+        }
+        // Shape types the path mentions whose SCG and tracking definition cannot be
+        // refined, whose regions use the partial join, and whose current class without
+        // the join rules the path out: the join goes for them.
+        let mut replay: Option<PathReplay> = None;
+        let joined: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter(|(s, _)| groups.contains(&PtrGroup::Struct(**s)) && self.joins(**s))
+            .filter_map(|(s, m)| match (m, self.prec.shape.global.get(s)) {
+                (TypeMode::Shape { scg, d }, Some(c)) => Some((*s, scg, d, c)),
+                _ => None,
+            })
+            .filter(|(s, _, _, c)| {
+                let mut c = (*c).clone();
+                c.partial_join = false;
+                replay
+                    .get_or_insert_with(|| self.path_replay(prog, input))
+                    .rules_out(prog, &self.prec.shape, *s, c)
+            })
+            .map(|(s, m, d, _)| (s, m.clone(), d.clone()))
+            .collect();
+        if !joined.is_empty() {
+            for (s, m, d) in joined {
+                self.unjoined.insert(s);
+                self.set_shape(prog, s, m, d);
+                r.added.push(format!(
+                    "struct {}: no partial join of shape structures",
+                    struct_name(prog, s)
+                ));
+            }
+            r.kind = "scg";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        // Counting: the path may need the relation between integer counters and the
+        // number of cells (`len == length of the list`); counters that rule it out on
+        // the path replay join the type's class.
+        if let Some(msgs) = self.refine_counters(prog, input, &groups) {
+            r.added.extend(msgs);
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        // Last resort (not in the paper): shape types the path mentions whose SCG and
+        // tracking definition cannot be refined go back to explicit heaps, without
+        // threshold (finds bugs on small heaps; a proof then needs the heaps to be
+        // bounded, otherwise the run ends at a limit with UNKNOWN).
+        let stuck: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(s, m)| {
+                matches!(m, TypeMode::Shape { .. }) && groups.contains(&PtrGroup::Struct(**s))
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        let early = self.abstract_early(prog, &groups);
+        if !early.is_empty() {
+            r.added.extend(early);
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+            return r;
+        }
+        if !stuck.is_empty() {
+            tracing::debug!(
+                "shape refinement failed on: {}",
+                input
+                    .path
+                    .iter()
+                    .map(|st| {
+                        let e = prog.step_edge(*st);
+                        format!("{}: {:?}", e.src.line, e.op)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            for s in stuck {
+                self.fn_scg.remove(&s);
+                self.prec.shape.global.remove(&s);
+                for m in self.prec.shape.at.values_mut() {
+                    m.remove(&s);
+                }
+                self.types.insert(s, TypeMode::ExplicitFinal);
+                self.explicit_groups.insert(PtrGroup::Struct(s));
+                for x in 0..prog.vars.len() {
+                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                        self.prec.explicit.everywhere.insert(x);
+                    }
+                }
+                r.added.push(format!(
+                    "struct {}: shape refinement failed, back to explicit heaps",
+                    struct_name(prog, s)
+                ));
+            }
+            r.kind = "td";
+            r.pivot = Some(0);
+            r.unhandled.clear();
+        }
+        r
+    }
+}
+
+/// For a field with assertions `f == k` for two or more consecutive constants (`data
+/// == 0`, `data == 1`: a flag stored as `nondet() != 0`), also `f >= min` and `f <= max`:
+/// a summary node whose cells hold different ones of those values keeps the range
+/// (each `f == k` is 1/2 there), so a walk can still prove `f == 0 || f == 1`. Returns
+/// whether `d` changed.
+fn add_range_assertions(d: &mut TrackingDef) -> bool {
+    let mut eq: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for a in d.assertions() {
+        let mut parts = a.split(" == ");
+        if let (Some(f), Some(k), None) = (parts.next(), parts.next(), parts.next()) {
+            if let Ok(k) = k.trim().parse::<i64>() {
+                eq.entry(f.trim().to_string()).or_default().push(k);
+            }
+        }
+    }
+    let mut changed = false;
+    for (f, mut ks) in eq {
+        ks.sort_unstable();
+        ks.dedup();
+        let consecutive = ks.windows(2).all(|w| w[1] == w[0] + 1);
+        if let (true, true, Some(lo), Some(hi)) =
+            (ks.len() >= 2, consecutive, ks.first(), ks.last())
+        {
+            changed |= d.add_assertion(format!("{f} >= {lo}"));
+            changed |= d.add_assertion(format!("{f} <= {hi}"));
+        }
+    }
+    changed
+}

@@ -1,0 +1,259 @@
+//! The update of the instrumentation predicates after a change of core predicates:
+//! the meet of sound estimates (unchanged, local re-evaluation, monotonicity, finite
+//! differencing), then coerce.
+
+use super::differencing::{differencing, universal_differencing};
+use super::{Change, Dir, Domain};
+use crate::tvla::coerce::coerce;
+use crate::tvla::eval::Evaluator;
+use crate::tvla::formula::{Kleene, PredSym};
+use crate::tvla::structure::Structure;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Meet of two sound estimates; `None` on contradiction.
+pub(super) fn meet(a: Kleene, b: Kleene) -> Option<Kleene> {
+    match (a, b) {
+        (Kleene::Half, k) | (k, Kleene::Half) => Some(k),
+        (x, y) if x == y => Some(x),
+        _ => None,
+    }
+}
+
+pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<Structure> {
+    let voc = pre.vocab().clone();
+    let mut cur = post;
+    let n = cur.len();
+    // old index of a new node
+    let old_of = |v: usize| -> Option<usize> {
+        match ch.domain {
+            Domain::Same => Some(v),
+            Domain::Added(k) => (v != k).then_some(v),
+            Domain::Removed(r) => Some(if v >= r { v + 1 } else { v }),
+        }
+    };
+    let mut dirs = ch.dirs.clone();
+    let mut rtc_cache: BTreeMap<Vec<String>, Vec<Kleene>> = BTreeMap::new();
+    for ins in &voc.instr {
+        let relevant: Vec<(&PredSym, Dir)> = ins
+            .pol
+            .keys()
+            .filter_map(|k| k.as_ref())
+            .filter_map(|p| dirs.get(p).map(|d| (p, *d)))
+            .collect();
+        let fam_iso = ins.family.is_some() || ins.guarded;
+        let domain_effect = match ch.domain {
+            Domain::Same => false,
+            Domain::Added(_) => !fam_iso,
+            Domain::Removed(_) => true,
+        };
+        if relevant.is_empty() && !domain_effect {
+            if let Domain::Added(k) = ch.domain {
+                // only the new node's tuples need values
+                let vals = eval_tuples(&cur, ins, |t| t.contains(&k));
+                for (t, v) in vals {
+                    cur.set_at(ins.arity, ins.idx, &t, v);
+                }
+            }
+            continue;
+        }
+        // direction of the definition's value
+        let mut vdir: Option<Dir> = None;
+        let mut combine = |d: Dir| {
+            vdir = Some(match vdir {
+                None => d,
+                Some(e) if e == d => d,
+                _ => Dir::Both,
+            })
+        };
+        for (p, d) in &relevant {
+            let pol = ins.pol[&Some((*p).clone())];
+            combine(compose(pol, *d));
+        }
+        if domain_effect {
+            let d = match ch.domain {
+                Domain::Removed(_) => Dir::Dec,
+                _ => Dir::Inc,
+            };
+            if let Some(pol) = ins.pol.get(&None) {
+                combine(compose(*pol, d))
+            }
+        }
+        // locality
+        let local = relevant.iter().all(|(p, _)| !ins.nonlocal.contains(*p))
+            && (!domain_effect || ins.guarded);
+        let touched = if local {
+            touched_nodes(pre, &cur, &relevant, ch.domain, ins)
+        } else {
+            None
+        };
+        // finite differencing
+        let diff = differencing(pre, ins, ch, &relevant, &mut rtc_cache)
+            .or_else(|| universal_differencing(pre, &cur, ins, ch, &relevant));
+        let old_val = |t: &[usize]| -> Option<Kleene> {
+            let o: Option<Vec<usize>> = t.iter().map(|v| old_of(*v)).collect();
+            let o = o?;
+            Some(pre.get_at(ins.arity, ins.idx, &o))
+        };
+        let needs_eval = |t: &[usize]| -> bool {
+            match &touched {
+                Some(tn) => t.iter().any(|v| tn.contains(v)) || old_val(t).is_none(),
+                None => true,
+            }
+        };
+        let evals = eval_tuples(&cur, ins, needs_eval);
+        let mut newvals: Vec<(Vec<usize>, Kleene)> = Vec::with_capacity(evals.len());
+        let mut went_down = false;
+        let mut went_up = false;
+        for (t, e) in evals {
+            let old = old_val(&t);
+            let mut v = e;
+            if let (Some(o), Some(d)) = (old, vdir) {
+                let bound = match (d, o) {
+                    (Dir::Dec, Kleene::False) => Kleene::False,
+                    (Dir::Inc, Kleene::True) => Kleene::True,
+                    _ => Kleene::Half,
+                };
+                v = meet(v, bound)?;
+            }
+            if let Some(dv) = diff.as_ref().and_then(|f| f(&t)) {
+                v = meet(v, dv)?;
+            }
+            if let Some(o) = old {
+                if v < o {
+                    went_down = true;
+                }
+                if v > o {
+                    went_up = true;
+                }
+            }
+            newvals.push((t, v));
+        }
+        for (t, v) in newvals {
+            cur.set_at(ins.arity, ins.idx, &t, v);
+        }
+        match (went_down, went_up) {
+            (false, false) => {}
+            (true, false) => {
+                dirs.insert(ins.sym.clone(), Dir::Dec);
+            }
+            (false, true) => {
+                dirs.insert(ins.sym.clone(), Dir::Inc);
+            }
+            _ => {
+                dirs.insert(ins.sym.clone(), Dir::Both);
+            }
+        }
+    }
+    let _ = n;
+    coerce(cur)
+}
+
+/// Direction of a definition's value given its polarity in a predicate that moved `d`.
+pub(super) fn compose(pol: crate::tvla::analysis::Pol, d: Dir) -> Dir {
+    use crate::tvla::analysis::Pol;
+    match (pol, d) {
+        (_, Dir::Both) | (Pol::Mixed, _) => Dir::Both,
+        (Pol::Pos, d) => d,
+        (Pol::Neg, Dir::Dec) => Dir::Inc,
+        (Pol::Neg, Dir::Inc) => Dir::Dec,
+    }
+}
+
+pub(super) fn tuples(arity: u8, n: usize) -> Vec<Vec<usize>> {
+    match arity {
+        0 => vec![vec![]],
+        1 => (0..n).map(|v| vec![v]).collect(),
+        _ => (0..n)
+            .flat_map(|a| (0..n).map(move |b| vec![a, b]))
+            .collect(),
+    }
+}
+
+pub(super) fn eval_tuples(
+    s: &Structure,
+    ins: &crate::tvla::structure::InstrInfo,
+    want: impl Fn(&[usize]) -> bool,
+) -> Vec<(Vec<usize>, Kleene)> {
+    let mut ev = Evaluator::new(s);
+    tuples(ins.arity, s.len())
+        .into_iter()
+        .filter(|t| want(t))
+        .map(|t| {
+            let k = ins.def.eval(&mut ev, &t);
+            (t, k)
+        })
+        .collect()
+}
+
+/// Nodes (new indices) whose predicate values changed for the relevant predicates, or
+/// that neighbour an added/removed node; `None` when every tuple may be affected.
+pub(super) fn touched_nodes(
+    pre: &Structure,
+    cur: &Structure,
+    relevant: &[(&PredSym, Dir)],
+    domain: Domain,
+    ins: &crate::tvla::structure::InstrInfo,
+) -> Option<BTreeSet<usize>> {
+    let voc = pre.vocab();
+    let mut out = BTreeSet::new();
+    let n = cur.len();
+    let old = |v: usize| -> usize {
+        match domain {
+            Domain::Removed(r) if v >= r => v + 1,
+            _ => v,
+        }
+    };
+    let exists_old = |v: usize| !matches!(domain, Domain::Added(k) if k == v);
+    for (p, _) in relevant {
+        match voc.lookup(p)? {
+            (0, i) => {
+                if pre.get0(i) != cur.get0(i) {
+                    return None;
+                }
+            }
+            (1, i) => {
+                for v in (0..n).filter(|v| exists_old(*v)) {
+                    if pre.get1(i, old(v)) != cur.get1(i, v) {
+                        out.insert(v);
+                    }
+                }
+            }
+            (_, i) => {
+                let pos = ins.free_pos.get(*p);
+                let at = |k: usize| pos.is_none_or(|s| s.contains(&k));
+                for a in (0..n).filter(|v| exists_old(*v)) {
+                    for b in (0..n).filter(|v| exists_old(*v)) {
+                        if pre.get2(i, old(a), old(b)) != cur.get2(i, a, b) {
+                            if at(0) {
+                                out.insert(a);
+                            }
+                            if at(1) {
+                                out.insert(b);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match domain {
+        Domain::Same => {}
+        Domain::Added(k) => {
+            out.insert(k);
+        }
+        Domain::Removed(r) => {
+            for w in 0..pre.len() {
+                if w == r {
+                    continue;
+                }
+                let linked = (0..voc.binary.len()).any(|i| {
+                    pre.get2(i, w, r) != Kleene::False || pre.get2(i, r, w) != Kleene::False
+                });
+                if linked {
+                    out.insert(if w > r { w - 1 } else { w });
+                }
+            }
+        }
+    }
+    Some(out)
+}
