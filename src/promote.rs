@@ -35,7 +35,10 @@
 //! reached through `&head`) becomes the globals `S#i.f`, so its pointer fields are
 //! roots of the shape domain. Such an allocation never fails and its fields start
 //! indeterminate (a static object's zero initialiser follows as ordinary stores); a
-//! site executing in a loop is unbounded and keeps the type as it is.
+//! site executing in a loop is unbounded and keeps the type as it is. A type with stack
+//! objects whose pointers the program also frees is not promoted: freeing a stack
+//! object is an invalid free, which the rewriting (a `free` kills any live object)
+//! would hide.
 
 use crate::cfa::rewrite::{assign, assume, Chain};
 use crate::cfa::{
@@ -229,6 +232,10 @@ fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
         return None;
     }
     let mut objects: u64 = 0;
+    // the type has stack or static objects / the program frees a pointer to it: the
+    // rewriting frees any live object, but freeing a stack object is an invalid free,
+    // so a type with both stays as it is
+    let (mut stack, mut freed) = (false, false);
     for e in prog.graph.edge_references() {
         let op = &e.weight().op;
         let mut exprs: Vec<&Expr> = Vec::new();
@@ -241,7 +248,9 @@ fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
                     return None;
                 }
                 if of_s {
-                    let _ = kind; // heap and stack objects alike (stack ones never fail)
+                    // heap and stack objects alike (stack ones never fail; see the
+                    // `free` check below)
+                    stack |= matches!(kind, AllocKind::Stack);
                     objects = objects.checked_add(bounds.at(prog, e.source())?)?;
                     if objects > MAX_OBJECTS {
                         return None;
@@ -304,13 +313,14 @@ fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
                     }
                 }
             }
-            Op::Skip | Op::Nondet { .. } | Op::Free { .. } | Op::Error | Op::Halt => {}
+            Op::Free { ptr } => freed |= is_s(ptr),
+            Op::Skip | Op::Nondet { .. } | Op::Error | Op::Halt => {}
         }
         if !exprs.iter().all(|x| well_used(prog, s, x)) {
             return None;
         }
     }
-    (objects > 0).then_some(objects)
+    (objects > 0 && !(stack && freed)).then_some(objects)
 }
 
 /// Whether `e` is a pointer to `s` (a variable of that type or a cast to it).
@@ -767,6 +777,15 @@ pub(crate) mod tests {
             .iter()
             .find(|v| v.name == "slisthead#1.slh_first");
         assert!(first.is_some_and(|v| v.ty.is_ptr()));
+    }
+
+    #[test]
+    fn a_type_with_a_stack_object_and_a_free_stays() {
+        // freeing `&s` is an invalid free the rewriting would turn into a valid one
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cegar/free_stack_bug.c");
+        let mut prog = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
+        prog.add_undefined_behaviour_checks();
+        assert!(promote(&prog).is_none());
     }
 
     #[test]
