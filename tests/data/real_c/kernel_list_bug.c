@@ -2,7 +2,7 @@
  * list_for_each_entry_safe, list_del, container_of) whose link is not at offset 0.
  * Bug: one job may hold 2 where the walk expects only 1s. */
 #include <stdlib.h>
-#include "kernel_list.h"
+#include "../../../benchmarks/real/kernel_list.h"
 extern int __VERIFIER_nondet_int(void);
 extern void reach_error(void);
 

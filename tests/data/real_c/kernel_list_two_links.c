@@ -1,6 +1,6 @@
 /* One link struct embedded twice in a node: not supported (exit 3, the places named). */
 #include <stdlib.h>
-#include "kernel_list.h"
+#include "../../../benchmarks/real/kernel_list.h"
 struct node {
   int data;
   struct list_head by_age;

@@ -1,7 +1,7 @@
 /* A link at a nonzero offset converted to `void *` (its address is not its container's):
  * refused (exit 3). */
 #include <stdlib.h>
-#include "kernel_list.h"
+#include "../../../benchmarks/real/kernel_list.h"
 struct job {
   int data;
   struct list_head link;
