@@ -399,7 +399,7 @@ fn verify_portfolio(
     cancel[1].cancel();
     let mut rep = match as_written {
         Some(rep) => rep,
-        None => only_proofs_of_promoted(VerifyReport {
+        None => VerifyReport {
             verdict: Verdict::Unknown("internal error: no analysis thread answered".into()),
             stats: Default::default(),
             certificate: None,
@@ -407,7 +407,7 @@ fn verify_portfolio(
             certificate_file: None,
             counterexample: None,
             log: Vec::new(),
-        }),
+        },
     };
     if let Some(line) = promoted_line {
         log.push(line);
