@@ -18,6 +18,7 @@
 //! threshold handling; the loop does not change.
 
 pub mod cli;
+mod gate;
 pub mod heap;
 pub mod predicates;
 
@@ -25,7 +26,7 @@ pub mod predicates;
 pub use heap::cert as heap_cert;
 
 use crate::art::{build, Art, ArtId, BuildOptions, BuildOutcome, Order};
-use crate::cert::{check_until, CertError, Certificate};
+use crate::cert::Certificate;
 use crate::cfa::{LocKind, Node, Program, Step};
 use crate::cpa::Cpa;
 use crate::interp::{render_trace, replay_path, Limits};
@@ -33,6 +34,7 @@ use crate::simulate::Counterexample;
 use crate::smt::{
     refine_path, timeout_until, Interpolants, InterpolationOptions, PathAnalysis, SmtOptions,
 };
+pub use gate::{safe_gate, SANITY_RUNS, SANITY_STEPS};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -222,6 +224,8 @@ pub struct Stats {
     /// Feasibility checks and interpolation of error paths.
     pub time_path_analysis_s: f64,
     pub time_replay_s: f64,
+    /// Sealing the certificate of a complete ART and the SAFE gate ([`safe_gate`]:
+    /// certificate check and random runs).
     pub time_cert_check_s: f64,
     pub time_total_s: f64,
     /// Domain statistics (e.g. Z3 time spent in abstract posts).
@@ -232,6 +236,13 @@ pub struct Stats {
     /// The CFA locations with the most alive ART nodes at the end, most first (at most
     /// [`BUSIEST_LOCATIONS`]): where a run that hit a limit spent its states.
     pub busiest_locations: Vec<LocCount>,
+}
+
+impl Stats {
+    /// Refinements of every kind.
+    pub fn refinements(&self) -> usize {
+        self.refinements_pred + self.refinements_td + self.refinements_scg + self.refinements_merge
+    }
 }
 
 /// How many alive ART nodes sit at one CFA location.
@@ -281,12 +292,6 @@ pub struct Outcome<S, P> {
 
 type St<A> = <<A as Abstraction>::Cpa as Cpa>::State;
 type Pr<A> = <<A as Abstraction>::Cpa as Cpa>::Prec;
-
-/// Random runs tried before a SAFE answer ([`crate::interp::find_run`]): one that
-/// reaches the error or ends in a memory error (undefined behaviour) prevents it.
-pub const SANITY_RUNS: u64 = 64;
-/// Step limit of each of those runs.
-pub const SANITY_STEPS: usize = 20_000;
 
 /// Random runs tried before an UNKNOWN answer ([`hunt_error`]).
 pub const HUNT_RUNS: u64 = 256;
@@ -391,9 +396,9 @@ fn counterexample(
 
 /// `ModelCheck` (paper Algorithm 1) with abstraction `abs`. Never answers SAFE without a
 /// valid certificate (and [`SANITY_RUNS`] random runs that miss the error and every
-/// memory error), nor UNSAFE without a replayed counterexample; a replayed path to a
-/// NULL-dereference target is recorded and the search goes on (UNKNOWN at the end
-/// unless a real error path turns up).
+/// memory error: [`safe_gate`]), nor UNSAFE without a replayed counterexample; a
+/// replayed path to a NULL-dereference target is recorded and the search goes on
+/// (UNKNOWN at the end unless a real error path turns up).
 pub fn model_check<A: Abstraction>(
     prog: &Program,
     abs: &mut A,
@@ -403,411 +408,463 @@ where
     St<A>: Clone,
     Pr<A>: Clone + Serialize,
 {
-    let start = Instant::now();
-    let deadline = opts.timeout.map(|t| start + t);
-    let mut stats = Stats::default();
-    let mut log = Vec::new();
-    let init = abs.cpa().initial(prog, abs.precision());
-    let mut art = Art::new(prog, init);
-    let mut bopts = BuildOptions {
-        order: opts.order,
-        max_nodes: opts.max_nodes,
-        deadline,
-        memory_limit_mb: opts.memory_limit_mb,
-        reached: Vec::new(),
-        merge: opts.merge,
-        cancel: opts.cancel.clone(),
-    };
-    // NULL dereferences found reachable (replayed): never SAFE after one, but the
-    // search goes on, since a real error path still makes the answer UNSAFE.
-    let mut undefined: Vec<(LocKind, String)> = Vec::new();
-    let finish = |verdict: Verdict,
-                  mut stats: Stats,
-                  art: &Art<St<A>>,
-                  abs: &A,
-                  log: Vec<String>,
-                  certificate,
-                  counterexample| {
-        stats.art_nodes = art.size();
-        stats.art_nodes_created = art.nodes.len();
-        stats.time_total_s = start.elapsed().as_secs_f64();
-        stats.domain = abs.stats();
-        stats.final_scg = abs.final_scg(prog);
-        stats.busiest_locations = busiest_locations(prog, art);
+    let mut search = Search::new(prog, abs, opts);
+    loop {
+        match search.iteration() {
+            Next::Continue => {}
+            Next::Done(verdict, certificate, counterexample) => {
+                return search.finish(verdict, certificate, counterexample)
+            }
+            Next::GiveUp(why) => return search.give_up(why),
+        }
+    }
+}
+
+/// What an iteration of [`model_check`] leads to.
+// built once per iteration and consumed at once: its size does not matter
+#[allow(clippy::large_enum_variant)]
+enum Next<S, P> {
+    /// Build the ART again (after a refinement, an abstraction, a recorded undefined
+    /// behaviour).
+    Continue,
+    /// The answer, with its evidence.
+    Done(Verdict, Option<Certificate<S, P>>, Option<Counterexample>),
+    /// UNKNOWN with this reason, unless the random bug hunt finds the error
+    /// ([`Search::give_up`]).
+    GiveUp(String),
+}
+
+/// The state of one [`model_check`] run.
+struct Search<'a, A: Abstraction> {
+    prog: &'a Program,
+    abs: &'a mut A,
+    opts: &'a CegarOptions,
+    start: Instant,
+    deadline: Option<Instant>,
+    stats: Stats,
+    /// One line per refinement (what was learnt where).
+    log: Vec<String>,
+    art: Art<St<A>>,
+    bopts: BuildOptions,
+    /// Undefined behaviour found reachable (replayed): never SAFE after one, but the
+    /// search goes on, since a real error path still makes the answer UNSAFE.
+    undefined: Vec<(LocKind, String)>,
+}
+
+impl<'a, A: Abstraction> Search<'a, A>
+where
+    St<A>: Clone,
+    Pr<A>: Clone + Serialize,
+{
+    fn new(prog: &'a Program, abs: &'a mut A, opts: &'a CegarOptions) -> Self {
+        let start = Instant::now();
+        let deadline = opts.timeout.map(|t| start + t);
+        let init = abs.cpa().initial(prog, abs.precision());
+        let art = Art::new(prog, init);
+        let bopts = BuildOptions {
+            order: opts.order,
+            max_nodes: opts.max_nodes,
+            deadline,
+            memory_limit_mb: opts.memory_limit_mb,
+            reached: Vec::new(),
+            merge: opts.merge,
+            cancel: opts.cancel.clone(),
+        };
+        Search {
+            prog,
+            abs,
+            opts,
+            start,
+            deadline,
+            stats: Stats::default(),
+            log: Vec::new(),
+            art,
+            bopts,
+            undefined: Vec::new(),
+        }
+    }
+
+    /// The outcome with the final statistics.
+    fn finish(
+        mut self,
+        verdict: Verdict,
+        certificate: Option<Certificate<St<A>, Pr<A>>>,
+        counterexample: Option<Counterexample>,
+    ) -> Outcome<St<A>, Pr<A>> {
+        let (prog, art) = (self.prog, &self.art);
+        self.stats.art_nodes = art.size();
+        self.stats.art_nodes_created = art.nodes.len();
+        self.stats.time_total_s = self.start.elapsed().as_secs_f64();
+        self.stats.domain = self.abs.stats();
+        self.stats.final_scg = self.abs.final_scg(prog);
+        self.stats.busiest_locations = busiest_locations(prog, art);
         Outcome {
             verdict,
-            stats,
+            stats: self.stats,
             certificate,
             counterexample,
-            log,
+            log: self.log,
         }
-    };
-    // Ends the run with UNKNOWN and the reason (no certificate, no counterexample),
-    // unless a random run finds an error path that Z3 and the replay confirm.
-    macro_rules! give_up {
-        ($why:expr) => {{
-            let mut why: String = $why;
-            if opts.cancel.as_ref().is_some_and(crate::art::Cancel::is_cancelled) {
-                return finish(Verdict::Unknown(crate::art::CANCELLED.into()), stats, &art, abs, log, None, None);
-            }
-            let t = Instant::now();
-            let hunt = hunt_error(prog, opts, deadline);
-            stats.time_replay_s += t.elapsed().as_secs_f64();
-            if let Some((seed, cex)) = hunt {
-                let line = format!(
-                    "the abstraction gave up ({why}); random run {seed} reaches the error, a path of {} steps that Z3 finds feasible and that replays",
-                    cex.path.len()
-                );
-                tracing::info!("{line}");
-                log.push(line);
-                return finish(Verdict::Unsafe, stats, &art, abs, log, None, Some(cex));
-            }
-            if let Some((_, first)) = undefined.first() {
-                why.push_str(&format!("; undefined behaviour is reachable: {first}"));
-            }
-            return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
-        }};
     }
-    loop {
-        stats.iterations += 1;
-        if opts
+
+    /// Ends the run with UNKNOWN and the reason (no certificate, no counterexample),
+    /// unless a random run finds an error path that Z3 and the replay confirm.
+    fn give_up(mut self, mut why: String) -> Outcome<St<A>, Pr<A>> {
+        if self.cancelled() {
+            return self.finish(Verdict::Unknown(crate::art::CANCELLED.into()), None, None);
+        }
+        let t = Instant::now();
+        let hunt = hunt_error(self.prog, self.opts, self.deadline);
+        self.stats.time_replay_s += t.elapsed().as_secs_f64();
+        if let Some((seed, cex)) = hunt {
+            let line = format!(
+                "the abstraction gave up ({why}); random run {seed} reaches the error, a path of {} steps that Z3 finds feasible and that replays",
+                cex.path.len()
+            );
+            tracing::info!("{line}");
+            self.log.push(line);
+            return self.finish(Verdict::Unsafe, None, Some(cex));
+        }
+        if let Some((_, first)) = self.undefined.first() {
+            why.push_str(&format!("; undefined behaviour is reachable: {first}"));
+        }
+        self.finish(Verdict::Unknown(why), None, None)
+    }
+
+    fn cancelled(&self) -> bool {
+        self.opts
             .cancel
             .as_ref()
             .is_some_and(crate::art::Cancel::is_cancelled)
-        {
-            give_up!(crate::art::CANCELLED.into());
+    }
+
+    /// One BuildART call and what its outcome leads to.
+    fn iteration(&mut self) -> Next<St<A>, Pr<A>> {
+        self.stats.iterations += 1;
+        if self.cancelled() {
+            return Next::GiveUp(crate::art::CANCELLED.into());
         }
-        abs.set_deadline(deadline);
+        self.abs.set_deadline(self.deadline);
         let t = Instant::now();
         let out = {
-            let cpa = abs.cpa();
-            let prec = abs.precision();
+            let abs = &*self.abs;
             let mut th = |n: &crate::art::ArtNode<St<A>>| abs.threshold(n);
-            build(cpa, prog, &mut art, prec, &bopts, &mut th)
+            build(
+                abs.cpa(),
+                self.prog,
+                &mut self.art,
+                abs.precision(),
+                &self.bopts,
+                &mut th,
+            )
         };
-        stats.time_build_s += t.elapsed().as_secs_f64();
+        self.stats.time_build_s += t.elapsed().as_secs_f64();
         tracing::info!(
             "iteration {}: ART {} nodes ({} created), {:?}",
-            stats.iterations,
-            art.size(),
-            art.nodes.len(),
+            self.stats.iterations,
+            self.art.size(),
+            self.art.nodes.len(),
             short(&out)
         );
         match out {
-            BuildOutcome::Limit(r) => {
-                give_up!(r)
-            }
+            BuildOutcome::Limit(r) => Next::GiveUp(r),
             BuildOutcome::Threshold(n) => {
-                if let Err(r) = abs.on_threshold(prog, &mut art, n) {
-                    give_up!(r);
+                match self.abs.on_threshold(self.prog, &mut self.art, n) {
+                    Ok(()) => Next::Continue,
+                    Err(r) => Next::GiveUp(r),
                 }
             }
-            BuildOutcome::Complete if !undefined.is_empty() => {
-                let count = |kind: LocKind, one: &str, many: &str| {
-                    let n = undefined.iter().filter(|(k, _)| *k == kind).count();
-                    (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
-                };
-                let counts: Vec<String> = [
-                    count(LocKind::NullDeref, "NULL dereference", "NULL dereferences"),
-                    count(LocKind::DivByZero, "division by zero", "divisions by zero"),
-                    count(
-                        LocKind::InvalidDeref,
-                        "invalid dereference",
-                        "invalid dereferences",
-                    ),
-                    count(LocKind::InvalidFree, "invalid free", "invalid frees"),
-                    count(
-                        LocKind::InvalidCall,
-                        "call through an invalid function pointer",
-                        "calls through invalid function pointers",
-                    ),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
-                let why = format!(
-                    "undefined behaviour is reachable ({}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
-                    counts.join(", "),
-                    undefined[0].1
-                );
-                return finish(Verdict::Unknown(why), stats, &art, abs, log, None, None);
+            BuildOutcome::Complete if !self.undefined.is_empty() => {
+                Next::Done(Verdict::Unknown(self.undefined_reason()), None, None)
             }
-            BuildOutcome::Complete => {
-                let t = Instant::now();
-                if let (Some(l), Some(m)) = (opts.memory_limit_mb, crate::diag::resident_mib()) {
-                    // the check recomputes every uncovered node's successors: leave room
-                    if 4 * m > 3 * l {
-                        give_up!(format!(
-                            "memory limit ({l} MiB) too small to check the certificate of a complete ART ({} nodes, {m} MiB resident)",
-                            art.size()
-                        ));
-                    }
-                }
-                // moved, not copied: a complete ART can be several GiB
-                let placeholder = abs.cpa().initial(prog, abs.precision());
-                let cert = Certificate::take_from_art(
-                    abs.cpa(),
-                    prog,
-                    &mut art,
-                    abs.precision(),
-                    &placeholder,
-                );
-                let cert = match abs.seal(prog, cert) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::error!(
-                            "bug: the certificate of a complete ART cannot be sealed: {e}"
-                        );
-                        give_up!(format!("certificate could not be written: {e}"));
-                    }
-                };
-                let checker = abs.checker();
-                let res = check_until(&checker, prog, &cert, deadline, opts.memory_limit_mb);
-                stats.time_cert_check_s += t.elapsed().as_secs_f64();
-                let v = match res {
-                    Ok(()) => {
-                        // the checker shares the domain's transfer functions, so it
-                        // cannot catch a transfer bug; random runs can catch shallow ones
-                        let limits = crate::interp::Limits {
-                            max_steps: SANITY_STEPS,
-                            malloc_never_fails: prog.malloc_never_fails,
-                        };
-                        // a run ending in undefined behaviour blocks SAFE too: the proof
-                        // covers NULL and invalid struct dereferences and divisions by
-                        // zero, but paths through other invalid accesses (`*q` of a
-                        // freed cell, double free) just stop
-                        let run = crate::interp::find_run(prog, SANITY_RUNS, &limits, |o| {
-                            o.is_error() || o.is_undefined_behaviour()
-                        });
-                        match run {
-                            Some((seed, run)) if run.outcome.is_error() => {
-                                tracing::error!(
-                                    "bug: a certificate checks but random run {seed} reaches the error"
-                                );
-                                give_up!(format!(
-                                    "internal inconsistency: the proof is contradicted by a concrete run (random seed {seed}: {}); please report this program",
-                                    run.outcome
-                                ));
-                            }
-                            Some((seed, run)) => {
-                                give_up!(format!(
-                                    "undefined behaviour is reachable: a concrete run (random seed {seed}) ends in a {}, after which C allows anything, reach_error() included (`shapemc simulate --runs 1 --seed {seed} --trace` shows it)",
-                                    run.outcome
-                                ));
-                            }
-                            None => {}
-                        }
-                        Verdict::Safe
-                    }
-                    Err(CertError::OutOfMemory) => {
-                        give_up!(format!(
-                            "memory limit reached while checking the certificate of a complete ART ({} nodes)",
-                            cert.nodes.len()
-                        ));
-                    }
-                    Err(CertError::Timeout) => {
-                        give_up!(format!(
-                            "time limit reached while checking the certificate of a complete ART ({} nodes)",
-                            cert.nodes.len()
-                        ));
-                    }
-                    Err(e) => {
-                        tracing::error!("bug: the certificate of a complete ART is invalid: {e}");
-                        give_up!(format!("certificate check failed: {e}"));
-                    }
-                };
-                return finish(v, stats, &art, abs, log, Some(cert), None);
-            }
-            BuildOutcome::Error(n) => {
-                let path = art.path_to(n);
-                let nodes = art.nodes_to(n);
-                let locs: Vec<Node> = nodes.iter().map(|&m| art.nodes[m].loc).collect();
-                let t = Instant::now();
-                let mut smt = SmtOptions {
-                    timeout_ms: opts.smt_timeout_ms,
-                    ..SmtOptions::default()
-                };
-                match timeout_until(smt.timeout_ms, deadline, Instant::now()) {
-                    Some(ms) => smt.timeout_ms = ms,
-                    None => give_up!("time limit reached".into()),
-                }
-                let iopts = InterpolationOptions {
-                    validate: opts.validate_interpolants,
-                    smt,
-                    ..Default::default()
-                };
-                let analysis = refine_path(prog, &path, &iopts);
-                stats.time_path_analysis_s += t.elapsed().as_secs_f64();
-                match analysis {
-                    Err(e) => {
-                        give_up!(format!(
-                            "analysis of an error path of {} steps failed: {e}",
-                            path.len()
-                        ))
-                    }
-                    Ok(PathAnalysis::Feasible(model)) => {
-                        let t = Instant::now();
-                        let (inputs, run) = replay_model(prog, &path, &model);
-                        stats.time_replay_s += t.elapsed().as_secs_f64();
-                        let at = art.nodes[n].loc;
-                        let kind = prog.graph[at].kind;
-                        let replayed = matches!(
-                            (kind, &run.outcome),
-                            (
-                                LocKind::NullDeref,
-                                crate::interp::Outcome::MemError {
-                                    kind: crate::interp::MemErrorKind::NullDeref,
-                                    ..
-                                },
-                            ) | (LocKind::DivByZero, crate::interp::Outcome::DivByZero { .. })
-                                | (
-                                    LocKind::InvalidDeref,
-                                    crate::interp::Outcome::MemError {
-                                        kind: crate::interp::MemErrorKind::InvalidDeref,
-                                        ..
-                                    },
-                                )
-                                | (
-                                    LocKind::InvalidFree,
-                                    crate::interp::Outcome::MemError {
-                                        kind: crate::interp::MemErrorKind::InvalidFree,
-                                        ..
-                                    },
-                                )
-                                | (
-                                    LocKind::InvalidCall,
-                                    crate::interp::Outcome::MemError {
-                                        kind: crate::interp::MemErrorKind::InvalidCall,
-                                        ..
-                                    },
-                                )
-                        );
-                        if replayed {
-                            let what = undefined_str(prog, at, path.last().copied());
-                            let line = format!("{what} (a replayed path of {} steps)", path.len());
-                            tracing::info!("undefined behaviour: {line}");
-                            log.push(format!("undefined behaviour: {line}"));
-                            undefined.push((kind, line));
-                            bopts.reached.push(at);
-                            continue;
-                        }
-                        if run.outcome.is_error() {
-                            let cex = counterexample(prog, path, inputs, &run);
-                            return finish(Verdict::Unsafe, stats, &art, abs, log, None, Some(cex));
-                        }
-                        let why = format!(
-                            "an error path of {} steps is feasible in the path formula but its replay did not reach the error ({})",
-                            path.len(),
-                            run.outcome
-                        );
-                        give_up!(why);
-                    }
-                    Ok(PathAnalysis::Infeasible(itps)) => {
-                        tracing::debug!(
-                            "infeasible error path of {} steps:\n{}",
-                            path.len(),
-                            crate::interp::render_path(prog, &path)
-                        );
-                        if opts.validate_interpolants && !itps.validated {
-                            give_up!("interpolants were not validated".into());
-                        }
-                        let merged: Vec<usize> = (0..nodes.len())
-                            .filter(|&i| art.nodes[nodes[i]].merged)
-                            .collect();
-                        let merged_states: Vec<_> = merged
-                            .iter()
-                            .map(|&i| art.nodes[nodes[i]].state.clone())
-                            .collect();
-                        let input = RefineInput {
-                            path: &path,
-                            nodes: &nodes,
-                            locs: &locs,
-                            interpolants: &itps,
-                            merged: &merged,
-                            merged_states: &merged_states,
-                        };
-                        let r = abs.refine(prog, &input);
-                        for u in &r.unhandled {
-                            tracing::info!("not handled yet: {u}");
-                        }
-                        // Nodes computed under an older precision may lie on the path
-                        // (refinement only rebuilds below the pivot of earlier paths):
-                        // the first node whose state the current precision recomputes
-                        // differently is a pivot too.
-                        let stale = first_stale(prog, abs, &art, &path, &nodes);
-                        if let Some(st) = stale {
-                            if r.pivot.is_none_or(|p| st < p) {
-                                tracing::info!("stale ART node at path position {st}");
-                            }
-                        }
-                        let pivot = match (r.pivot, stale) {
-                            (Some(a), Some(b)) => Some(a.min(b)),
-                            (a, b) => a.or(b),
-                        };
-                        let Some(pivot) = pivot else {
-                            let mut why = format!(
-                                "refinement failed on path: {}",
-                                describe_path(prog, &path)
-                            );
-                            if !r.unhandled.is_empty() {
-                                let mut u = r.unhandled.clone();
-                                u.truncate(5);
-                                why.push_str(&format!(
-                                    " (interpolants need facts this analysis does not track: {})",
-                                    u.join("; ")
-                                ));
-                            }
-                            give_up!(why);
-                        };
-                        if r.pivot.is_none() {
-                            stats.stale_rebuilds += 1;
-                        } else {
-                            match r.kind {
-                                "td" => stats.refinements_td += 1,
-                                "scg" => stats.refinements_scg += 1,
-                                "merge" => stats.refinements_merge += 1,
-                                _ => stats.refinements_pred += 1,
-                            }
-                        }
-                        let line = format!(
-                            "refinement {}: path of {} steps, pivot at position {pivot}: {}",
-                            stats.refinements_pred
-                                + stats.refinements_td
-                                + stats.refinements_scg
-                                + stats.refinements_merge,
-                            path.len(),
-                            r.added.join(", ")
-                        );
-                        tracing::info!("{line}");
-                        log.push(line);
-                        // Remove the subtrees whose states the new precision changes: all
-                        // children of the node before the pivot (they are re-expanded).
-                        // Pivot 0: the initial state itself may change (e.g. a new shape
-                        // class), so the ART restarts from a fresh root.
-                        if pivot == 0 {
-                            art = Art::new(prog, abs.cpa().initial(prog, abs.precision()));
-                        } else {
-                            let parent = nodes[pivot.min(nodes.len() - 1) - 1];
-                            let children = art.nodes[parent].children.clone();
-                            for c in children {
-                                art.remove_subtree(c);
-                            }
-                        }
-                        let total = stats.refinements_pred
-                            + stats.refinements_td
-                            + stats.refinements_scg
-                            + stats.refinements_merge;
-                        if total >= opts.max_refinements {
-                            give_up!(format!(
-                                "refinement limit ({}) reached",
-                                opts.max_refinements
-                            ));
-                        }
-                    }
-                }
-            }
+            BuildOutcome::Complete => self.complete(),
+            BuildOutcome::Error(n) => self.error_path(n),
         }
     }
+
+    /// The reason of the UNKNOWN answer of a complete ART after undefined behaviour was
+    /// found reachable.
+    fn undefined_reason(&self) -> String {
+        let count = |kind: LocKind, one: &str, many: &str| {
+            let n = self.undefined.iter().filter(|(k, _)| *k == kind).count();
+            (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+        };
+        let counts: Vec<String> = [
+            count(LocKind::NullDeref, "NULL dereference", "NULL dereferences"),
+            count(LocKind::DivByZero, "division by zero", "divisions by zero"),
+            count(
+                LocKind::InvalidDeref,
+                "invalid dereference",
+                "invalid dereferences",
+            ),
+            count(LocKind::InvalidFree, "invalid free", "invalid frees"),
+            count(
+                LocKind::InvalidCall,
+                "call through an invalid function pointer",
+                "calls through invalid function pointers",
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!(
+            "undefined behaviour is reachable ({}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
+            counts.join(", "),
+            self.undefined[0].1
+        )
+    }
+
+    /// A complete ART: its certificate (sealed as `check-certificate` reads it) through
+    /// the [`safe_gate`].
+    fn complete(&mut self) -> Next<St<A>, Pr<A>> {
+        let (prog, opts) = (self.prog, self.opts);
+        let t = Instant::now();
+        if let (Some(l), Some(m)) = (opts.memory_limit_mb, crate::diag::resident_mib()) {
+            // the check recomputes every uncovered node's successors: leave room
+            if 4 * m > 3 * l {
+                return Next::GiveUp(format!(
+                    "memory limit ({l} MiB) too small to check the certificate of a complete ART ({} nodes, {m} MiB resident)",
+                    self.art.size()
+                ));
+            }
+        }
+        // moved, not copied: a complete ART can be several GiB
+        let abs = &*self.abs;
+        let placeholder = abs.cpa().initial(prog, abs.precision());
+        let cert = Certificate::take_from_art(
+            abs.cpa(),
+            prog,
+            &mut self.art,
+            abs.precision(),
+            &placeholder,
+        );
+        let cert = match abs.seal(prog, cert) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!("bug: the certificate of a complete ART cannot be sealed: {e}");
+                return Next::GiveUp(format!("certificate could not be written: {e}"));
+            }
+        };
+        let checker = abs.checker();
+        let gate = safe_gate(&checker, prog, &cert, self.deadline, opts.memory_limit_mb);
+        self.stats.time_cert_check_s += t.elapsed().as_secs_f64();
+        match gate {
+            Ok(()) => Next::Done(Verdict::Safe, Some(cert), None),
+            Err(why) => Next::GiveUp(why),
+        }
+    }
+
+    /// An ART path to the error node `n`: replayed when feasible (UNSAFE, or undefined
+    /// behaviour recorded), a refinement when not.
+    fn error_path(&mut self, n: ArtId) -> Next<St<A>, Pr<A>> {
+        let (prog, opts) = (self.prog, self.opts);
+        let path = self.art.path_to(n);
+        let t = Instant::now();
+        let mut smt = SmtOptions {
+            timeout_ms: opts.smt_timeout_ms,
+            ..SmtOptions::default()
+        };
+        match timeout_until(smt.timeout_ms, self.deadline, Instant::now()) {
+            Some(ms) => smt.timeout_ms = ms,
+            None => return Next::GiveUp("time limit reached".into()),
+        }
+        let iopts = InterpolationOptions {
+            validate: opts.validate_interpolants,
+            smt,
+            ..Default::default()
+        };
+        let analysis = refine_path(prog, &path, &iopts);
+        self.stats.time_path_analysis_s += t.elapsed().as_secs_f64();
+        match analysis {
+            Err(e) => Next::GiveUp(format!(
+                "analysis of an error path of {} steps failed: {e}",
+                path.len()
+            )),
+            Ok(PathAnalysis::Feasible(model)) => self.feasible_path(n, path, &model),
+            Ok(PathAnalysis::Infeasible(itps)) => self.refine(n, &path, &itps),
+        }
+    }
+
+    /// A feasible error path to node `n`: UNSAFE when the replay of Z3's `model`
+    /// reaches the error, recorded undefined behaviour when it reaches the target's
+    /// memory error, UNKNOWN otherwise.
+    fn feasible_path(
+        &mut self,
+        n: ArtId,
+        path: Vec<Step>,
+        model: &crate::smt::Model,
+    ) -> Next<St<A>, Pr<A>> {
+        let prog = self.prog;
+        let t = Instant::now();
+        let (inputs, run) = replay_model(prog, &path, model);
+        self.stats.time_replay_s += t.elapsed().as_secs_f64();
+        let at = self.art.nodes[n].loc;
+        let kind = prog.graph[at].kind;
+        if replays_target(kind, &run.outcome) {
+            let what = undefined_str(prog, at, path.last().copied());
+            let line = format!("{what} (a replayed path of {} steps)", path.len());
+            tracing::info!("undefined behaviour: {line}");
+            self.log.push(format!("undefined behaviour: {line}"));
+            self.undefined.push((kind, line));
+            self.bopts.reached.push(at);
+            return Next::Continue;
+        }
+        if run.outcome.is_error() {
+            let cex = counterexample(prog, path, inputs, &run);
+            return Next::Done(Verdict::Unsafe, None, Some(cex));
+        }
+        Next::GiveUp(format!(
+            "an error path of {} steps is feasible in the path formula but its replay did not reach the error ({})",
+            path.len(),
+            run.outcome
+        ))
+    }
+
+    /// An infeasible error path to node `n`: the abstraction refines from the
+    /// interpolants `itps`, and the ART is cut at the pivot.
+    fn refine(&mut self, n: ArtId, path: &[Step], itps: &Interpolants) -> Next<St<A>, Pr<A>> {
+        let (prog, opts) = (self.prog, self.opts);
+        tracing::debug!(
+            "infeasible error path of {} steps:\n{}",
+            path.len(),
+            crate::interp::render_path(prog, path)
+        );
+        if opts.validate_interpolants && !itps.validated {
+            return Next::GiveUp("interpolants were not validated".into());
+        }
+        let nodes = self.art.nodes_to(n);
+        let locs: Vec<Node> = nodes.iter().map(|&m| self.art.nodes[m].loc).collect();
+        let merged: Vec<usize> = (0..nodes.len())
+            .filter(|&i| self.art.nodes[nodes[i]].merged)
+            .collect();
+        let merged_states: Vec<_> = merged
+            .iter()
+            .map(|&i| self.art.nodes[nodes[i]].state.clone())
+            .collect();
+        let input = RefineInput {
+            path,
+            nodes: &nodes,
+            locs: &locs,
+            interpolants: itps,
+            merged: &merged,
+            merged_states: &merged_states,
+        };
+        let r = self.abs.refine(prog, &input);
+        for u in &r.unhandled {
+            tracing::info!("not handled yet: {u}");
+        }
+        // Nodes computed under an older precision may lie on the path (refinement only
+        // rebuilds below the pivot of earlier paths): the first node whose state the
+        // current precision recomputes differently is a pivot too.
+        let stale = first_stale(prog, &*self.abs, &self.art, path, &nodes);
+        if let Some(st) = stale {
+            if r.pivot.is_none_or(|p| st < p) {
+                tracing::info!("stale ART node at path position {st}");
+            }
+        }
+        let pivot = match (r.pivot, stale) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let Some(pivot) = pivot else {
+            return Next::GiveUp(refinement_failed(prog, path, &r));
+        };
+        self.count_refinement(&r);
+        let line = format!(
+            "refinement {}: path of {} steps, pivot at position {pivot}: {}",
+            self.stats.refinements(),
+            path.len(),
+            r.added.join(", ")
+        );
+        tracing::info!("{line}");
+        self.log.push(line);
+        // Remove the subtrees whose states the new precision changes: all children of
+        // the node before the pivot (they are re-expanded). Pivot 0: the initial state
+        // itself may change (e.g. a new shape class), so the ART restarts from a fresh
+        // root.
+        if pivot == 0 {
+            let abs = &*self.abs;
+            self.art = Art::new(prog, abs.cpa().initial(prog, abs.precision()));
+        } else {
+            let parent = nodes[pivot.min(nodes.len() - 1) - 1];
+            let children = self.art.nodes[parent].children.clone();
+            for c in children {
+                self.art.remove_subtree(c);
+            }
+        }
+        if self.stats.refinements() >= opts.max_refinements {
+            return Next::GiveUp(format!(
+                "refinement limit ({}) reached",
+                opts.max_refinements
+            ));
+        }
+        Next::Continue
+    }
+
+    /// Counts a refinement that changed something in [`Stats`] by its kind.
+    fn count_refinement(&mut self, r: &Refinement) {
+        if r.pivot.is_none() {
+            self.stats.stale_rebuilds += 1;
+            return;
+        }
+        match r.kind {
+            "td" => self.stats.refinements_td += 1,
+            "scg" => self.stats.refinements_scg += 1,
+            "merge" => self.stats.refinements_merge += 1,
+            _ => self.stats.refinements_pred += 1,
+        }
+    }
+}
+
+/// Whether a replay that ended in `outcome` reached the undefined behaviour of the
+/// target kind `kind` (the memory error or division by zero it stands for).
+fn replays_target(kind: LocKind, outcome: &crate::interp::Outcome) -> bool {
+    use crate::interp::{MemErrorKind as M, Outcome as O};
+    matches!(
+        (kind, outcome),
+        (
+            LocKind::NullDeref,
+            O::MemError {
+                kind: M::NullDeref,
+                ..
+            },
+        ) | (LocKind::DivByZero, O::DivByZero { .. })
+            | (
+                LocKind::InvalidDeref,
+                O::MemError {
+                    kind: M::InvalidDeref,
+                    ..
+                },
+            )
+            | (
+                LocKind::InvalidFree,
+                O::MemError {
+                    kind: M::InvalidFree,
+                    ..
+                },
+            )
+            | (
+                LocKind::InvalidCall,
+                O::MemError {
+                    kind: M::InvalidCall,
+                    ..
+                },
+            )
+    )
+}
+
+/// The reason of the UNKNOWN answer when refinement `r` of `path` learnt nothing.
+fn refinement_failed(prog: &Program, path: &[Step], r: &Refinement) -> String {
+    let mut why = format!("refinement failed on path: {}", describe_path(prog, path));
+    if !r.unhandled.is_empty() {
+        let mut u = r.unhandled.clone();
+        u.truncate(5);
+        why.push_str(&format!(
+            " (interpolants need facts this analysis does not track: {})",
+            u.join("; ")
+        ));
+    }
+    why
 }
 
 /// The first position `i >= 1` of the path whose ART node's state differs from what
