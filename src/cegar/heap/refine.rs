@@ -560,6 +560,14 @@ impl HeapAbstraction {
         (&m2 != m).then_some(m2)
     }
 
+    /// Algorithm 3 (`Refine`) on an infeasible error path, in this order, the first
+    /// that learns something wins: merges the path depends on ([`Self::refine_merges`]);
+    /// new pointer groups on explicit heaps, predicates, and for the shape-tracked types
+    /// the interpolants mention their tracking definition or FineTune
+    /// ([`Self::refine_shape_types`]); integers tracked explicitly; the partial join
+    /// switched off ([`Self::refine_joins`]); counters ([`Self::refine_counters`]); an
+    /// early abstraction ([`Self::abstract_early`]); and as the last resort the stuck
+    /// shape types back to explicit heaps ([`Self::back_to_explicit`]).
     pub(super) fn refine_path(
         &mut self,
         prog: &Program,
@@ -570,26 +578,7 @@ impl HeapAbstraction {
         // those locations (the coarsest fix; the states along the path are exact).
         let groups = self.mentioned_groups(prog, input);
         if !input.merged.is_empty() && self.product_rules_out(prog, input) {
-            if let Some(r) = self.refine_class_past_merge(prog, input, &groups) {
-                return r;
-            }
-            let mut r = Refinement {
-                kind: "merge",
-                ..Default::default()
-            };
-            for &i in input.merged {
-                if let Some(&l) = input.locs.get(i) {
-                    if self.prec.merge_at.remove(&l) {
-                        r.added.push(format!(
-                            "no merge at {} (loc {})",
-                            prog.graph[l].src,
-                            l.index()
-                        ));
-                        r.pivot = Some(r.pivot.map_or(i, |p: usize| p.min(i)));
-                    }
-                }
-            }
-            if r.pivot.is_some() {
+            if let Some(r) = self.refine_merges(prog, input, &groups) {
                 return r;
             }
         }
@@ -606,7 +595,112 @@ impl HeapAbstraction {
                 new_groups.push(g);
             }
         }
-        // Integer facts (and pointer facts of untracked groups) become predicates.
+        let mut r = self.refine_with_predicates(prog, input);
+        let (td, scg) = self.refine_shape_types(prog, input, &groups, &mut r);
+        if !new_groups.is_empty() || td || scg {
+            for g in &new_groups {
+                r.added.push(format!("track {} explicitly", g.name(prog)));
+            }
+            r.kind = if scg && new_groups.is_empty() && !td {
+                "scg"
+            } else {
+                "td"
+            };
+            return restart(r);
+        }
+        if r.pivot.is_some() {
+            return r;
+        }
+        // Fallback: integer variables whose values predicate abstraction cannot see
+        // (loaded from the heap) are tracked explicitly.
+        let ints = self.mentioned_ints(prog, input);
+        if !ints.is_empty() {
+            for &x in &ints {
+                self.explicit_ints.insert(x);
+                self.prec.explicit.everywhere.insert(x);
+                r.added
+                    .push(format!("track {} explicitly", prog.vars[x].name));
+            }
+            r.pivot = Some(0);
+            return r;
+        }
+        if let Some(msgs) = self.refine_joins(prog, input, &groups) {
+            r.added.extend(msgs);
+            r.kind = "scg";
+            return restart(r);
+        }
+        // Counting: the path may need the relation between integer counters and the
+        // number of cells (`len == length of the list`); counters that rule it out on
+        // the path replay join the type's class.
+        if let Some(msgs) = self.refine_counters(prog, input, &groups) {
+            r.added.extend(msgs);
+            r.kind = "td";
+            return restart(r);
+        }
+        // Last resort (not in the paper): shape types the path mentions whose SCG and
+        // tracking definition cannot be refined go back to explicit heaps, without
+        // threshold (finds bugs on small heaps; a proof then needs the heaps to be
+        // bounded, otherwise the run ends at a limit with UNKNOWN).
+        let stuck: Vec<StructId> = self
+            .types
+            .iter()
+            .filter(|(s, m)| {
+                matches!(m, TypeMode::Shape { .. }) && groups.contains(&PtrGroup::Struct(**s))
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        let early = self.abstract_early(prog, &groups);
+        if !early.is_empty() {
+            r.added.extend(early);
+            r.kind = "td";
+            return restart(r);
+        }
+        if !stuck.is_empty() {
+            r.added.extend(self.back_to_explicit(prog, input, stuck));
+            r.kind = "td";
+            r = restart(r);
+        }
+        r
+    }
+
+    /// The merge refinement of a path the product does not replay step by step: a
+    /// class found past the last merge ([`Self::refine_class_past_merge`]), else no
+    /// more merging at the path's merged locations. None: no merged location left.
+    fn refine_merges(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
+    ) -> Option<Refinement> {
+        if let Some(r) = self.refine_class_past_merge(prog, input, groups) {
+            return Some(r);
+        }
+        let mut r = Refinement {
+            kind: "merge",
+            ..Default::default()
+        };
+        for &i in input.merged {
+            if let Some(&l) = input.locs.get(i) {
+                if self.prec.merge_at.remove(&l) {
+                    r.added.push(format!(
+                        "no merge at {} (loc {})",
+                        prog.graph[l].src,
+                        l.index()
+                    ));
+                    r.pivot = Some(r.pivot.map_or(i, |p: usize| p.min(i)));
+                }
+            }
+        }
+        r.pivot.is_some().then_some(r)
+    }
+
+    /// Integer facts (and pointer facts of untracked groups) of the interpolants become
+    /// predicates.
+    fn refine_with_predicates(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+    ) -> Refinement {
         let heap_tracked = |x: VarId| match PtrGroup::of(prog, x) {
             Some(PtrGroup::Struct(s)) => self.types.contains_key(&s),
             Some(g) => self.explicit_groups.contains(&g),
@@ -624,19 +718,30 @@ impl HeapAbstraction {
             e.vars(&mut vs);
             !vs.into_iter().any(heap_tracked)
         };
-        let mut r = refine_predicates(
+        refine_predicates(
             prog,
             &mut self.prec.pred,
             self.scope,
             self.max_atoms,
             input,
             &keep,
-        );
-        // Shape-tracked types: refine D (step 1), else FineTune the SCG (step 2).
+        )
+    }
+
+    /// Shape-tracked types of `groups`: refine D (step 1), else FineTune the SCG (step
+    /// 2), unless the new predicates of `r` already rule the path out in the product.
+    /// Adds what changed to `r`; returns whether a D and whether an SCG changed.
+    fn refine_shape_types(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
+        r: &mut Refinement,
+    ) -> (bool, bool) {
         let mut preds_rule_out: Option<bool> = None;
         let mut td = false;
         let mut scg = false;
-        let shape_types = self.shape_types_in(&groups);
+        let shape_types = self.shape_types_in(groups);
         for (s, m, d) in shape_types {
             let name = struct_name(prog, s);
             if let Some(d2) = self.refine_td(prog, s, &d, input) {
@@ -661,38 +766,19 @@ impl HeapAbstraction {
                 scg = true;
             }
         }
-        if !new_groups.is_empty() || td || scg {
-            for g in &new_groups {
-                r.added.push(format!("track {} explicitly", g.name(prog)));
-            }
-            r.kind = if scg && new_groups.is_empty() && !td {
-                "scg"
-            } else {
-                "td"
-            };
-            r.pivot = Some(0);
-            r.unhandled.clear();
-            return r;
-        }
-        if r.pivot.is_some() {
-            return r;
-        }
-        // Fallback: integer variables whose values predicate abstraction cannot see
-        // (loaded from the heap) are tracked explicitly.
-        let ints = self.mentioned_ints(prog, input);
-        if !ints.is_empty() {
-            for &x in &ints {
-                self.explicit_ints.insert(x);
-                self.prec.explicit.everywhere.insert(x);
-                r.added
-                    .push(format!("track {} explicitly", prog.vars[x].name));
-            }
-            r.pivot = Some(0);
-            return r;
-        }
-        // Shape types the path mentions whose SCG and tracking definition cannot be
-        // refined, whose regions use the partial join, and whose current class without
-        // the join rules the path out: the join goes for them.
+        (td, scg)
+    }
+
+    /// Shape types the path mentions whose SCG and tracking definition cannot be
+    /// refined, whose regions use the partial join, and whose current class without
+    /// the join rules the path out: the join goes for them. Returns what changed, or
+    /// None.
+    fn refine_joins(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        groups: &BTreeSet<PtrGroup>,
+    ) -> Option<Vec<String>> {
         let mut replay: Option<PathReplay> = None;
         let joined: Vec<(StructId, Scg, TrackingDef)> = self
             .types
@@ -711,87 +797,70 @@ impl HeapAbstraction {
             })
             .map(|(s, m, d, _)| (s, m.clone(), d.clone()))
             .collect();
-        if !joined.is_empty() {
-            for (s, m, d) in joined {
-                self.unjoined.insert(s);
-                self.set_shape(prog, s, m, d);
-                r.added.push(format!(
-                    "struct {}: no partial join of shape structures",
-                    struct_name(prog, s)
-                ));
-            }
-            r.kind = "scg";
-            r.pivot = Some(0);
-            r.unhandled.clear();
-            return r;
+        if joined.is_empty() {
+            return None;
         }
-        // Counting: the path may need the relation between integer counters and the
-        // number of cells (`len == length of the list`); counters that rule it out on
-        // the path replay join the type's class.
-        if let Some(msgs) = self.refine_counters(prog, input, &groups) {
-            r.added.extend(msgs);
-            r.kind = "td";
-            r.pivot = Some(0);
-            r.unhandled.clear();
-            return r;
+        let mut added = Vec::new();
+        for (s, m, d) in joined {
+            self.unjoined.insert(s);
+            self.set_shape(prog, s, m, d);
+            added.push(format!(
+                "struct {}: no partial join of shape structures",
+                struct_name(prog, s)
+            ));
         }
-        // Last resort (not in the paper): shape types the path mentions whose SCG and
-        // tracking definition cannot be refined go back to explicit heaps, without
-        // threshold (finds bugs on small heaps; a proof then needs the heaps to be
-        // bounded, otherwise the run ends at a limit with UNKNOWN).
-        let stuck: Vec<StructId> = self
-            .types
-            .iter()
-            .filter(|(s, m)| {
-                matches!(m, TypeMode::Shape { .. }) && groups.contains(&PtrGroup::Struct(**s))
-            })
-            .map(|(s, _)| *s)
-            .collect();
-        let early = self.abstract_early(prog, &groups);
-        if !early.is_empty() {
-            r.added.extend(early);
-            r.kind = "td";
-            r.pivot = Some(0);
-            r.unhandled.clear();
-            return r;
-        }
-        if !stuck.is_empty() {
-            tracing::debug!(
-                "shape refinement failed on: {}",
-                input
-                    .path
-                    .iter()
-                    .map(|st| {
-                        let e = prog.step_edge(*st);
-                        format!("{}: {:?}", e.src.line, e.op)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            for s in stuck {
-                self.fn_scg.remove(&s);
-                self.prec.shape.global.remove(&s);
-                for m in self.prec.shape.at.values_mut() {
-                    m.remove(&s);
-                }
-                self.types.insert(s, TypeMode::ExplicitFinal);
-                self.explicit_groups.insert(PtrGroup::Struct(s));
-                for x in 0..prog.vars.len() {
-                    if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
-                        self.prec.explicit.everywhere.insert(x);
-                    }
-                }
-                r.added.push(format!(
-                    "struct {}: shape refinement failed, back to explicit heaps",
-                    struct_name(prog, s)
-                ));
-            }
-            r.kind = "td";
-            r.pivot = Some(0);
-            r.unhandled.clear();
-        }
-        r
+        Some(added)
     }
+
+    /// The last resort: the `stuck` shape types go back to explicit heaps for good.
+    /// Returns what changed.
+    fn back_to_explicit(
+        &mut self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        stuck: Vec<StructId>,
+    ) -> Vec<String> {
+        tracing::debug!(
+            "shape refinement failed on: {}",
+            input
+                .path
+                .iter()
+                .map(|st| {
+                    let e = prog.step_edge(*st);
+                    format!("{}: {:?}", e.src.line, e.op)
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let mut added = Vec::new();
+        for s in stuck {
+            self.fn_scg.remove(&s);
+            self.prec.shape.global.remove(&s);
+            for m in self.prec.shape.at.values_mut() {
+                m.remove(&s);
+            }
+            self.types.insert(s, TypeMode::ExplicitFinal);
+            self.explicit_groups.insert(PtrGroup::Struct(s));
+            for x in 0..prog.vars.len() {
+                if PtrGroup::of(prog, x) == Some(PtrGroup::Struct(s)) {
+                    self.prec.explicit.everywhere.insert(x);
+                }
+            }
+            added.push(format!(
+                "struct {}: shape refinement failed, back to explicit heaps",
+                struct_name(prog, s)
+            ));
+        }
+        added
+    }
+}
+
+/// `r` as a refinement that restarts the ART from the root (pivot 0), with nothing
+/// left unhandled.
+fn restart(mut r: Refinement) -> Refinement {
+    r.pivot = Some(0);
+    r.unhandled.clear();
+    r
 }
 
 /// For a field with assertions `f == k` for two or more consecutive constants (`data
