@@ -721,135 +721,11 @@ impl<'p> Encoder<'p> {
                 let v = p + Int::from_i64(field.field as i64);
                 self.def_var(*dst, v, enc);
             }
-            Op::LoadIndirect { dst, ptr } => {
-                let pp = self.read_var(*ptr, i, enc);
-                let (guard, cands) = self.decode_cell(&pp);
-                enc.guards.push((GuardKind::Memory, guard));
-                let base = base_of(&pp);
-                // ite chain over the candidate cells; the last one is the default (the
-                // guard makes one candidate true).
-                let mut val: Option<Int> = None;
-                for (cond, cell) in cands.into_iter().rev() {
-                    let arr = match cell {
-                        Cell::Field(f) => self.field_arr(f),
-                        Cell::Scalar => self.cell_arr(),
-                    };
-                    let x = arr.select(&base).as_int().expect("int");
-                    val = Some(match val {
-                        None => x,
-                        Some(rest) => cond.ite(&x, &rest),
-                    });
-                }
-                let val = val.unwrap_or_else(|| Int::from_i64(0));
-                let dty = prog.vars[*dst].ty.clone();
-                let val = self.convert_ty(
-                    &dty,
-                    &Ty::Int {
-                        bits: 64,
-                        signed: true,
-                    },
-                    val,
-                );
-                self.def_var(*dst, val, enc);
-            }
-            Op::StoreIndirect { ptr, src } => {
-                let pp = self.read_var(*ptr, i, enc);
-                let v = self.int_expr(src, i, enc)?;
-                let (guard, cands) = self.decode_cell(&pp);
-                enc.guards.push((GuardKind::Memory, guard));
-                let base = base_of(&pp);
-                for (cond, cell) in cands {
-                    let arr = match cell {
-                        Cell::Field(f) => self.field_arr(f),
-                        Cell::Scalar => self.cell_arr(),
-                    };
-                    let ty = match cell {
-                        Cell::Field(f) => prog.field(f).ty.clone(),
-                        Cell::Scalar => Ty::Int {
-                            bits: 64,
-                            signed: true,
-                        },
-                    };
-                    let cv = self.convert(&ty, src, v.clone())?;
-                    let old = arr.select(&base).as_int().expect("int");
-                    let new = arr.store(&base, &cond.ite(&cv, &old));
-                    match cell {
-                        Cell::Field(f) => self.def_field(f, new, enc),
-                        Cell::Scalar => self.def_cell(new, enc),
-                    }
-                }
-            }
+            Op::LoadIndirect { dst, ptr } => self.load_indirect(i, *dst, *ptr, enc),
+            Op::StoreIndirect { ptr, src } => self.store_indirect(i, *ptr, src, enc)?,
             Op::Alloc {
                 dst, pointee, kind, ..
-            } => {
-                let tag = self.tag_of(pointee);
-                let addr = (self.n_allocs + 1) * STRIDE;
-                self.n_allocs += 1;
-                let heap = matches!(kind, AllocKind::Heap { .. });
-                let zeroed = matches!(kind, AllocKind::Heap { zeroed: true });
-                let may_fail = heap && !prog.malloc_never_fails;
-                let a = Int::from_i64(addr);
-                let null = if may_fail {
-                    let (id, c) = self.new_sym(
-                        format!("$null#{i}"),
-                        SymKind::AllocNull { step: i },
-                        &Sort::bool(),
-                    );
-                    enc.choices.push(c.clone());
-                    Some((id, c.as_bool().expect("bool")))
-                } else {
-                    None
-                };
-                self.allocs.push(AllocSlot {
-                    step: i,
-                    var: *dst,
-                    addr,
-                    heap,
-                    null_sym: null.as_ref().map(|(id, _)| *id),
-                });
-                let code = Int::from_i64(tag as i64 + 1);
-                let (dv, vv) = match &null {
-                    Some((_, n)) => (
-                        n.ite(&Int::from_i64(0), &a),
-                        n.ite(&Int::from_i64(0), &code),
-                    ),
-                    None => (a.clone(), code),
-                };
-                let valid = self.valid.store(&a, &vv);
-                self.def_valid(valid, enc);
-                if heap {
-                    if let Some((h, _)) = self.heap.clone() {
-                        let hv = match &null {
-                            Some((_, n)) => n.not(),
-                            None => Bool::from_bool(true),
-                        };
-                        self.def_heap(h.store(&a, &hv), enc);
-                    }
-                }
-                if zeroed {
-                    match pointee {
-                        Ty::Struct(s) => {
-                            for j in 0..prog.structs[*s].fields.len() {
-                                let f = FieldRef {
-                                    strukt: *s,
-                                    field: j,
-                                };
-                                let arr = self.field_arr(f).store(&a, &Int::from_i64(0));
-                                self.def_field(f, arr, enc);
-                            }
-                        }
-                        Ty::Void => {}
-                        _ => {
-                            let arr = self.cell_arr().store(&a, &Int::from_i64(0));
-                            self.def_cell(arr, enc);
-                        }
-                    }
-                }
-                self.def_var(*dst, dv, enc);
-                if null.is_some() {
-                    self.pending_null.extend(self.var_cur[*dst]);
-                }
-            }
+            } => self.alloc(i, *dst, pointee, kind, enc),
             Op::Free { ptr } => {
                 let p = self.read_var(*ptr, i, enc);
                 let isnull = p.eq(Int::from_i64(0));
@@ -877,6 +753,151 @@ impl<'p> Encoder<'p> {
                 return Err(SmtError::InvalidPath(format!(
                     "step {i}: Step::Edge over a call edge (use Enter/Leave)"
                 )))
+            }
+        }
+        Ok(())
+    }
+
+    /// `dst = alloc(pointee)`: the next fixed address (or NULL, a choice, when the
+    /// allocation may fail), tagged valid for `pointee`, zeroed for `calloc`.
+    fn alloc(&mut self, i: usize, dst: VarId, pointee: &Ty, kind: &AllocKind, enc: &mut StepEnc) {
+        let prog = self.prog;
+        let tag = self.tag_of(pointee);
+        let addr = (self.n_allocs + 1) * STRIDE;
+        self.n_allocs += 1;
+        let heap = matches!(kind, AllocKind::Heap { .. });
+        let zeroed = matches!(kind, AllocKind::Heap { zeroed: true });
+        let may_fail = heap && !prog.malloc_never_fails;
+        let a = Int::from_i64(addr);
+        let null = if may_fail {
+            let (id, c) = self.new_sym(
+                format!("$null#{i}"),
+                SymKind::AllocNull { step: i },
+                &Sort::bool(),
+            );
+            enc.choices.push(c.clone());
+            Some((id, c.as_bool().expect("bool")))
+        } else {
+            None
+        };
+        self.allocs.push(AllocSlot {
+            step: i,
+            var: dst,
+            addr,
+            heap,
+            null_sym: null.as_ref().map(|(id, _)| *id),
+        });
+        let code = Int::from_i64(tag as i64 + 1);
+        let (dv, vv) = match &null {
+            Some((_, n)) => (
+                n.ite(&Int::from_i64(0), &a),
+                n.ite(&Int::from_i64(0), &code),
+            ),
+            None => (a.clone(), code),
+        };
+        let valid = self.valid.store(&a, &vv);
+        self.def_valid(valid, enc);
+        if heap {
+            if let Some((h, _)) = self.heap.clone() {
+                let hv = match &null {
+                    Some((_, n)) => n.not(),
+                    None => Bool::from_bool(true),
+                };
+                self.def_heap(h.store(&a, &hv), enc);
+            }
+        }
+        if zeroed {
+            match pointee {
+                Ty::Struct(s) => {
+                    for j in 0..prog.structs[*s].fields.len() {
+                        let f = FieldRef {
+                            strukt: *s,
+                            field: j,
+                        };
+                        let arr = self.field_arr(f).store(&a, &Int::from_i64(0));
+                        self.def_field(f, arr, enc);
+                    }
+                }
+                Ty::Void => {}
+                _ => {
+                    let arr = self.cell_arr().store(&a, &Int::from_i64(0));
+                    self.def_cell(arr, enc);
+                }
+            }
+        }
+        self.def_var(dst, dv, enc);
+        if null.is_some() {
+            self.pending_null.extend(self.var_cur[dst]);
+        }
+    }
+
+    /// `dst = *ptr`: the value of the cell `ptr` decodes to (an ite over the
+    /// candidate cells), guarded by the decoding.
+    fn load_indirect(&mut self, i: usize, dst: VarId, ptr: VarId, enc: &mut StepEnc) {
+        let prog = self.prog;
+        let pp = self.read_var(ptr, i, enc);
+        let (guard, cands) = self.decode_cell(&pp);
+        enc.guards.push((GuardKind::Memory, guard));
+        let base = base_of(&pp);
+        // ite chain over the candidate cells; the last one is the default (the
+        // guard makes one candidate true).
+        let mut val: Option<Int> = None;
+        for (cond, cell) in cands.into_iter().rev() {
+            let arr = match cell {
+                Cell::Field(f) => self.field_arr(f),
+                Cell::Scalar => self.cell_arr(),
+            };
+            let x = arr.select(&base).as_int().expect("int");
+            val = Some(match val {
+                None => x,
+                Some(rest) => cond.ite(&x, &rest),
+            });
+        }
+        let val = val.unwrap_or_else(|| Int::from_i64(0));
+        let dty = prog.vars[dst].ty.clone();
+        let val = self.convert_ty(
+            &dty,
+            &Ty::Int {
+                bits: 64,
+                signed: true,
+            },
+            val,
+        );
+        self.def_var(dst, val, enc);
+    }
+
+    /// `*ptr = src`: every candidate cell of `ptr` is written where it is the one.
+    fn store_indirect(
+        &mut self,
+        i: usize,
+        ptr: VarId,
+        src: &Expr,
+        enc: &mut StepEnc,
+    ) -> Result<(), SmtError> {
+        let prog = self.prog;
+        let pp = self.read_var(ptr, i, enc);
+        let v = self.int_expr(src, i, enc)?;
+        let (guard, cands) = self.decode_cell(&pp);
+        enc.guards.push((GuardKind::Memory, guard));
+        let base = base_of(&pp);
+        for (cond, cell) in cands {
+            let arr = match cell {
+                Cell::Field(f) => self.field_arr(f),
+                Cell::Scalar => self.cell_arr(),
+            };
+            let ty = match cell {
+                Cell::Field(f) => prog.field(f).ty.clone(),
+                Cell::Scalar => Ty::Int {
+                    bits: 64,
+                    signed: true,
+                },
+            };
+            let cv = self.convert(&ty, src, v.clone())?;
+            let old = arr.select(&base).as_int().expect("int");
+            let new = arr.store(&base, &cond.ite(&cv, &old));
+            match cell {
+                Cell::Field(f) => self.def_field(f, new, enc),
+                Cell::Scalar => self.def_cell(new, enc),
             }
         }
         Ok(())
