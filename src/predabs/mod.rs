@@ -503,143 +503,12 @@ impl PredAbs {
         prec: &Precision,
         targets: &[PredId],
     ) -> Option<Cube> {
-        let name = |v: VarId| prog.vars[v].name.clone();
-        let pre = |v: VarId| Int::new_const(format!("{}@0", name(v)));
-        // The step's constraint, the post version of each variable it changes, and
-        // whether the step can block (guards other than value ranges).
-        let mut conj: Vec<Bool> = Vec::new();
-        let mut post_sym: FxHashMap<VarId, Int> = FxHashMap::default();
-        let mut blocking = false;
-        let mut havoc: Vec<VarId> = Vec::new();
-        let edge = prog.step_edge(step);
-        let heap_op = matches!(step, Step::Edge(_))
-            && matches!(
-                edge.op,
-                Op::Load { .. }
-                    | Op::Store { .. }
-                    | Op::FieldAddr { .. }
-                    | Op::LoadIndirect { .. }
-                    | Op::StoreIndirect { .. }
-                    | Op::Alloc { .. }
-                    | Op::Free { .. }
-                    | Op::AssumeInvalid { .. }
-            );
-        if heap_op {
-            let nonnull = |v: VarId| pre(v).eq(Int::from_i64(0)).not();
-            match &edge.op {
-                Op::Load { dst, ptr, .. } => {
-                    conj.push(nonnull(*ptr));
-                    havoc.push(*dst);
-                }
-                // an invalid pointer is not NULL either (the rest is heap state)
-                Op::Store { ptr, .. }
-                | Op::StoreIndirect { ptr, .. }
-                | Op::AssumeInvalid { ptr, .. } => conj.push(nonnull(*ptr)),
-                Op::LoadIndirect { dst, ptr } => {
-                    conj.push(nonnull(*ptr));
-                    havoc.push(*dst);
-                }
-                Op::FieldAddr { dst, ptr, .. } => {
-                    conj.push(nonnull(*ptr));
-                    let fresh = Int::new_const(format!("{}@post", name(*dst)));
-                    conj.push(fresh.eq(Int::from_i64(0)).not());
-                    post_sym.insert(*dst, fresh);
-                }
-                Op::Alloc { dst, kind, .. } => {
-                    let fresh = Int::new_const(format!("{}@post", name(*dst)));
-                    let never_null =
-                        matches!(kind, crate::cfa::AllocKind::Stack) || prog.malloc_never_fails;
-                    if never_null {
-                        conj.push(fresh.eq(Int::from_i64(0)).not());
-                    }
-                    post_sym.insert(*dst, fresh);
-                }
-                _ => {}
-            }
-            blocking = !conj.is_empty();
-        } else {
-            match encode_path(prog, &[step]) {
-                Ok(enc) => {
-                    let mut best: FxHashMap<VarId, (u32, usize)> = FxHashMap::default();
-                    for (i, info) in enc.symbols.syms.iter().enumerate() {
-                        if let SymKind::Var { var, version } = info.kind {
-                            if version > 0 && best.get(&var).is_none_or(|(v, _)| version > *v) {
-                                best.insert(var, (version, i));
-                            }
-                        }
-                    }
-                    for (var, (_, i)) in best {
-                        if let Some(c) = enc.consts[i].as_int() {
-                            post_sym.insert(var, c);
-                        }
-                    }
-                    for st in &enc.steps {
-                        for (k, g) in &st.guards {
-                            if *k != GuardKind::Range {
-                                blocking = true;
-                            }
-                            conj.push(g.clone());
-                        }
-                        for (a, b) in &st.defs {
-                            conj.push(match wrap_target(prog, &enc.symbols, a, step) {
-                                // The interpreter (and C on every supported target)
-                                // wraps on conversion to a signed type; the path
-                                // encoding does not. Wrap, so that SAFE also holds for
-                                // runs that overflow.
-                                Some(bits) => match b.as_int() {
-                                    Some(t) => {
-                                        let fresh =
-                                            Int::new_const(format!("{}!wrap", a.decl().name()));
-                                        a.eq(Dynamic::from_ast(&wrap_signed(bits, t, fresh)))
-                                    }
-                                    None => a.eq(b),
-                                },
-                                None => a.eq(b),
-                            });
-                        }
-                    }
-                }
-                Err(e) => {
-                    // Not representable: forget what the step may assign, keep the rest.
-                    tracing::debug!("predabs: step not encoded ({e}); havocking its targets");
-                    match &edge.op {
-                        Op::Assign { dst, .. } | Op::Nondet { dst } => havoc.push(*dst),
-                        Op::Call { callee, ret, .. } => {
-                            let f = &prog.functions[*callee];
-                            havoc.extend(f.params.iter().chain(&f.locals).chain(&f.ret));
-                            havoc.extend(ret.iter());
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            match step {
-                Step::Leave(e) => {
-                    if let Op::Call { callee, ret, .. } = &prog.graph[e].op {
-                        let f = &prog.functions[*callee];
-                        for v in f.params.iter().chain(&f.locals).chain(&f.ret) {
-                            if Some(*v) != *ret {
-                                havoc.push(*v);
-                            }
-                        }
-                    }
-                }
-                Step::Enter(e) => {
-                    if let Op::Call { callee, .. } = &prog.graph[e].op {
-                        let f = &prog.functions[*callee];
-                        for v in f.locals.iter().chain(&f.ret) {
-                            if !post_sym.contains_key(v) {
-                                havoc.push(*v);
-                            }
-                        }
-                    }
-                }
-                Step::Edge(_) => {}
-            }
-        }
-        for v in havoc {
-            post_sym.insert(v, Int::new_const(format!("{}@havoc", name(v))));
-        }
+        let pre = |v: VarId| pre_sym(prog, v);
+        let StepConstraint {
+            conj,
+            post_sym,
+            blocking,
+        } = step_constraint(prog, step);
         let mut range_of: BTreeSet<VarId> = BTreeSet::new();
         let mut post_var = |v: VarId| {
             post_sym.get(&v).cloned().unwrap_or_else(|| {
@@ -716,6 +585,193 @@ impl PredAbs {
         }
         out.sort_unstable();
         Some(Cube(out))
+    }
+}
+
+/// What one step does, for the abstract post: its constraint over the pre-state
+/// (`x@0`, [`pre_sym`]) and post-state symbols, the post symbol of each variable it
+/// changes, and whether the step can block (guards other than value ranges).
+struct StepConstraint {
+    conj: Vec<Bool>,
+    post_sym: FxHashMap<VarId, Int>,
+    blocking: bool,
+}
+
+/// The symbol of `v`'s value before the step.
+fn pre_sym(prog: &Program, v: VarId) -> Int {
+    Int::new_const(format!("{}@0", prog.vars[v].name))
+}
+
+/// The constraint of `step` ([`StepConstraint`]): heap operations only as far as
+/// the pointers they dereference are not NULL (the rest is heap state), other steps
+/// as their path encoding; what a step assigns without a symbol is havocked.
+fn step_constraint(prog: &Program, step: Step) -> StepConstraint {
+    let mut sc = StepConstraint {
+        conj: Vec::new(),
+        post_sym: FxHashMap::default(),
+        blocking: false,
+    };
+    let mut havoc: Vec<VarId> = Vec::new();
+    let edge = prog.step_edge(step);
+    let heap_op = matches!(step, Step::Edge(_))
+        && matches!(
+            edge.op,
+            Op::Load { .. }
+                | Op::Store { .. }
+                | Op::FieldAddr { .. }
+                | Op::LoadIndirect { .. }
+                | Op::StoreIndirect { .. }
+                | Op::Alloc { .. }
+                | Op::Free { .. }
+                | Op::AssumeInvalid { .. }
+        );
+    if heap_op {
+        heap_step(prog, &edge.op, &mut sc, &mut havoc);
+        sc.blocking = !sc.conj.is_empty();
+    } else {
+        encoded_step(prog, step, &edge.op, &mut sc, &mut havoc);
+        frame_havoc(prog, step, &sc.post_sym, &mut havoc);
+    }
+    for v in havoc {
+        sc.post_sym
+            .insert(v, Int::new_const(format!("{}@havoc", prog.vars[v].name)));
+    }
+    sc
+}
+
+/// A heap operation's constraint: the dereferenced pointer is not NULL; loads havoc
+/// their target, `&p->f` and allocations get a fresh (non-NULL where it cannot fail)
+/// value.
+fn heap_step(prog: &Program, op: &Op, sc: &mut StepConstraint, havoc: &mut Vec<VarId>) {
+    let nonnull = |v: VarId| pre_sym(prog, v).eq(Int::from_i64(0)).not();
+    match op {
+        Op::Load { dst, ptr, .. } => {
+            sc.conj.push(nonnull(*ptr));
+            havoc.push(*dst);
+        }
+        // an invalid pointer is not NULL either (the rest is heap state)
+        Op::Store { ptr, .. } | Op::StoreIndirect { ptr, .. } | Op::AssumeInvalid { ptr, .. } => {
+            sc.conj.push(nonnull(*ptr))
+        }
+        Op::LoadIndirect { dst, ptr } => {
+            sc.conj.push(nonnull(*ptr));
+            havoc.push(*dst);
+        }
+        Op::FieldAddr { dst, ptr, .. } => {
+            sc.conj.push(nonnull(*ptr));
+            let fresh = Int::new_const(format!("{}@post", prog.vars[*dst].name));
+            sc.conj.push(fresh.eq(Int::from_i64(0)).not());
+            sc.post_sym.insert(*dst, fresh);
+        }
+        Op::Alloc { dst, kind, .. } => {
+            let fresh = Int::new_const(format!("{}@post", prog.vars[*dst].name));
+            let never_null =
+                matches!(kind, crate::cfa::AllocKind::Stack) || prog.malloc_never_fails;
+            if never_null {
+                sc.conj.push(fresh.eq(Int::from_i64(0)).not());
+            }
+            sc.post_sym.insert(*dst, fresh);
+        }
+        _ => {}
+    }
+}
+
+/// A non-heap step's constraint from its path encoding (with the wrapping of signed
+/// conversions); a step the encoding does not represent havocs what it assigns.
+fn encoded_step(
+    prog: &Program,
+    step: Step,
+    op: &Op,
+    sc: &mut StepConstraint,
+    havoc: &mut Vec<VarId>,
+) {
+    match encode_path(prog, &[step]) {
+        Ok(enc) => {
+            let mut best: FxHashMap<VarId, (u32, usize)> = FxHashMap::default();
+            for (i, info) in enc.symbols.syms.iter().enumerate() {
+                if let SymKind::Var { var, version } = info.kind {
+                    if version > 0 && best.get(&var).is_none_or(|(v, _)| version > *v) {
+                        best.insert(var, (version, i));
+                    }
+                }
+            }
+            for (var, (_, i)) in best {
+                if let Some(c) = enc.consts[i].as_int() {
+                    sc.post_sym.insert(var, c);
+                }
+            }
+            for st in &enc.steps {
+                for (k, g) in &st.guards {
+                    if *k != GuardKind::Range {
+                        sc.blocking = true;
+                    }
+                    sc.conj.push(g.clone());
+                }
+                for (a, b) in &st.defs {
+                    sc.conj
+                        .push(match wrap_target(prog, &enc.symbols, a, step) {
+                            // The interpreter (and C on every supported target)
+                            // wraps on conversion to a signed type; the path
+                            // encoding does not. Wrap, so that SAFE also holds for
+                            // runs that overflow.
+                            Some(bits) => match b.as_int() {
+                                Some(t) => {
+                                    let fresh = Int::new_const(format!("{}!wrap", a.decl().name()));
+                                    a.eq(Dynamic::from_ast(&wrap_signed(bits, t, fresh)))
+                                }
+                                None => a.eq(b),
+                            },
+                            None => a.eq(b),
+                        });
+                }
+            }
+        }
+        Err(e) => {
+            // Not representable: forget what the step may assign, keep the rest.
+            tracing::debug!("predabs: step not encoded ({e}); havocking its targets");
+            match op {
+                Op::Assign { dst, .. } | Op::Nondet { dst } => havoc.push(*dst),
+                Op::Call { callee, ret, .. } => {
+                    let f = &prog.functions[*callee];
+                    havoc.extend(f.params.iter().chain(&f.locals).chain(&f.ret));
+                    havoc.extend(ret.iter());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The variables a call or return leaves undefined: the callee's frame after it
+/// returns (but the return target), its locals on entry.
+fn frame_havoc(
+    prog: &Program,
+    step: Step,
+    post_sym: &FxHashMap<VarId, Int>,
+    havoc: &mut Vec<VarId>,
+) {
+    match step {
+        Step::Leave(e) => {
+            if let Op::Call { callee, ret, .. } = &prog.graph[e].op {
+                let f = &prog.functions[*callee];
+                for v in f.params.iter().chain(&f.locals).chain(&f.ret) {
+                    if Some(*v) != *ret {
+                        havoc.push(*v);
+                    }
+                }
+            }
+        }
+        Step::Enter(e) => {
+            if let Op::Call { callee, .. } = &prog.graph[e].op {
+                let f = &prog.functions[*callee];
+                for v in f.locals.iter().chain(&f.ret) {
+                    if !post_sym.contains_key(v) {
+                        havoc.push(*v);
+                    }
+                }
+            }
+        }
+        Step::Edge(_) => {}
     }
 }
 
