@@ -95,6 +95,87 @@ thread_local! {
     static VOCABS: RefCell<Vec<Arc<Vocab>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The clause rules coerce applies for `class` ([`Vocab::rules`]): its constraints,
+/// the definitions of its instrumentation predicates, and the facts of the recognised
+/// families (a self-loop is a cycle, an edge is a path, `tc[F]` is transitive, `c[F]`
+/// and `acyc[F]` are `tc[F](v, v)` and its negation).
+fn coerce_rules(class: &ShapeClass) -> Vec<Formula> {
+    let mut rules = Vec::new();
+    for c in &class.constraints {
+        if let Some((vars, lits)) = clause(c) {
+            rules.extend(clause_rules(&vars, &lits));
+        }
+    }
+    for p in &class.instr {
+        if let (Some(def), true) = (&p.def, p.arity <= 2) {
+            let free: &[&str] = match p.arity {
+                0 => &[],
+                1 => &["v"],
+                _ => &["v1", "v2"],
+            };
+            rules.extend(definition_rules(&p.sym, free, def));
+        }
+        // a self-loop is a cycle, an edge is a path
+        let fam = recognize(p);
+        for f in fam.iter().flat_map(|f| f.fields().to_vec()) {
+            let edge = |a: &str, b: &str| Formula::pred(PredSym::plain(f.clone()), &[a, b]);
+            let me = |args: &[&str]| Formula::pred(p.sym.clone(), args);
+            let rule = match fam {
+                Some(Family::Tc(_)) => {
+                    Some((vec!["v1", "v2"], edge("v1", "v2"), me(&["v1", "v2"]), true))
+                }
+                Some(Family::Cyclic(_)) => Some((vec!["v"], edge("v", "v"), me(&["v"]), true)),
+                Some(Family::Acyclic(_)) => Some((vec!["v"], edge("v", "v"), me(&["v"]), false)),
+                _ => None,
+            };
+            if let Some((vars, a, b, sign)) = rule {
+                let lits = vec![(a, false), (b, sign)];
+                let vars: Vec<String> = vars.iter().map(|s| s.to_string()).collect();
+                rules.extend(clause_rules(&vars, &lits));
+            }
+        }
+    }
+    // closure facts: tc[F] is transitive, an edge followed by a path is a path, and
+    // c[F] / acyc[F] are tc[F](v, v) / its negation
+    let strs = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for p in &class.instr {
+        let Some(Family::Tc(fs)) = recognize(p) else {
+            continue;
+        };
+        let tc = |a: &str, b: &str| Formula::pred(p.sym.clone(), &[a, b]);
+        rules.extend(clause_rules(
+            &strs(&["a", "b", "c"]),
+            &[
+                (tc("a", "b"), false),
+                (tc("b", "c"), false),
+                (tc("a", "c"), true),
+            ],
+        ));
+        for f in &fs {
+            let e = Formula::pred(PredSym::plain(f.clone()), &["a", "b"]);
+            rules.extend(clause_rules(
+                &strs(&["a", "b", "c"]),
+                &[(e, false), (tc("b", "c"), false), (tc("a", "c"), true)],
+            ));
+        }
+        for q in &class.instr {
+            let me = Formula::pred(q.sym.clone(), &["v"]);
+            let sign = match recognize(q) {
+                Some(Family::Cyclic(g)) if g == fs => true,
+                Some(Family::Acyclic(g)) if g == fs => false,
+                _ => continue,
+            };
+            let vv = (tc("v", "v"), true);
+            rules.extend(clause_rules(
+                &strs(&["v"]),
+                &[(me.clone(), !sign), vv.clone()],
+            ));
+            rules.extend(clause_rules(&strs(&["v"]), &[(me, sign), (vv.0, false)]));
+        }
+    }
+    rules
+}
+
 impl Vocab {
     /// The compiled vocabulary of `class` (cached per thread; equal classes share one).
     /// `sm` is added when the class lacks it; instrumentation predicates whose definition
@@ -174,6 +255,22 @@ impl Vocab {
                 _ => None,
             })
             .collect();
+        v.compile_instr(class);
+        v.constraints = class
+            .constraints
+            .iter()
+            .map(|f| Compiled::new(&v, f, &[]))
+            .collect();
+        let rules = coerce_rules(class);
+        v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
+        v
+    }
+
+    /// The instrumentation definitions of `class` compiled into [`Vocab::instr`], in
+    /// the order of their dependencies (a cycle is broken at its first definition; the
+    /// values stay sound), each with its core dependencies, recognised family,
+    /// polarity and locality facts.
+    fn compile_instr(&mut self, class: &ShapeClass) {
         // instrumentation definitions, ordered by dependencies
         let instr_syms: BTreeSet<PredSym> = class.instr.iter().map(|p| p.sym.clone()).collect();
         let mut pending: Vec<&PredDef> = class
@@ -211,15 +308,15 @@ impl Vocab {
                 1 => &["v"],
                 _ => &["v1", "v2"],
             };
-            let (ar, idx) = v.index[&p.sym];
-            let c = Compiled::new(&v, def, free);
+            let (ar, idx) = self.index[&p.sym];
+            let c = Compiled::new(self, def, free);
             done.insert(p.sym.clone(), deps.clone());
-            let field_syms: BTreeSet<PredSym> = v
+            let field_syms: BTreeSet<PredSym> = self
                 .fields
                 .iter()
                 .map(|(f, _)| PredSym::plain(f.clone()))
                 .collect();
-            v.instr.push(InstrInfo {
+            self.instr.push(InstrInfo {
                 sym: p.sym.clone(),
                 arity: ar,
                 idx,
@@ -229,7 +326,8 @@ impl Vocab {
                     // the segment rules take every pointed cell for a cut point
                     Family::Seg(..) => {
                         let ps = def.preds();
-                        v.pt.iter()
+                        self.pt
+                            .iter()
                             .all(|(y, _)| ps.contains(&PredSym::with("pt", &[y.as_str()])))
                     }
                     _ => true,
@@ -240,88 +338,6 @@ impl Vocab {
                 free_pos: free_positions(def, free),
             });
         }
-        v.constraints = class
-            .constraints
-            .iter()
-            .map(|f| Compiled::new(&v, f, &[]))
-            .collect();
-        let mut rules = Vec::new();
-        for c in &class.constraints {
-            if let Some((vars, lits)) = clause(c) {
-                rules.extend(clause_rules(&vars, &lits));
-            }
-        }
-        for p in &class.instr {
-            if let (Some(def), true) = (&p.def, p.arity <= 2) {
-                let free: &[&str] = match p.arity {
-                    0 => &[],
-                    1 => &["v"],
-                    _ => &["v1", "v2"],
-                };
-                rules.extend(definition_rules(&p.sym, free, def));
-            }
-            // a self-loop is a cycle, an edge is a path
-            let fam = recognize(p);
-            for f in fam.iter().flat_map(|f| f.fields().to_vec()) {
-                let edge = |a: &str, b: &str| Formula::pred(PredSym::plain(f.clone()), &[a, b]);
-                let me = |args: &[&str]| Formula::pred(p.sym.clone(), args);
-                let rule = match fam {
-                    Some(Family::Tc(_)) => {
-                        Some((vec!["v1", "v2"], edge("v1", "v2"), me(&["v1", "v2"]), true))
-                    }
-                    Some(Family::Cyclic(_)) => Some((vec!["v"], edge("v", "v"), me(&["v"]), true)),
-                    Some(Family::Acyclic(_)) => {
-                        Some((vec!["v"], edge("v", "v"), me(&["v"]), false))
-                    }
-                    _ => None,
-                };
-                if let Some((vars, a, b, sign)) = rule {
-                    let lits = vec![(a, false), (b, sign)];
-                    let vars: Vec<String> = vars.iter().map(|s| s.to_string()).collect();
-                    rules.extend(clause_rules(&vars, &lits));
-                }
-            }
-        }
-        // closure facts: tc[F] is transitive, an edge followed by a path is a path, and
-        // c[F] / acyc[F] are tc[F](v, v) / its negation
-        let strs = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        for p in &class.instr {
-            let Some(Family::Tc(fs)) = recognize(p) else {
-                continue;
-            };
-            let tc = |a: &str, b: &str| Formula::pred(p.sym.clone(), &[a, b]);
-            rules.extend(clause_rules(
-                &strs(&["a", "b", "c"]),
-                &[
-                    (tc("a", "b"), false),
-                    (tc("b", "c"), false),
-                    (tc("a", "c"), true),
-                ],
-            ));
-            for f in &fs {
-                let e = Formula::pred(PredSym::plain(f.clone()), &["a", "b"]);
-                rules.extend(clause_rules(
-                    &strs(&["a", "b", "c"]),
-                    &[(e, false), (tc("b", "c"), false), (tc("a", "c"), true)],
-                ));
-            }
-            for q in &class.instr {
-                let me = Formula::pred(q.sym.clone(), &["v"]);
-                let sign = match recognize(q) {
-                    Some(Family::Cyclic(g)) if g == fs => true,
-                    Some(Family::Acyclic(g)) if g == fs => false,
-                    _ => continue,
-                };
-                let vv = (tc("v", "v"), true);
-                rules.extend(clause_rules(
-                    &strs(&["v"]),
-                    &[(me.clone(), !sign), vv.clone()],
-                ));
-                rules.extend(clause_rules(&strs(&["v"]), &[(me, sign), (vv.0, false)]));
-            }
-        }
-        v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
-        v
     }
 
     /// (arity, index) of a predicate symbol.
