@@ -247,22 +247,7 @@ impl<'p> Domain<'p> {
             // object of the struct, a live scalar cell, the start of a live heap
             // object): dangling, garbage; NULL is the other check's
             Op::AssumeInvalid { ptr, access } => {
-                let valid = match s.var(*ptr) {
-                    Value::Top | Value::Int(1..) | Value::Int(..0) => false,
-                    Value::Int(0) => true,
-                    Value::Ptr { obj, off } => match access {
-                        Access::Struct(strukt) => s
-                            .heap
-                            .get(&obj)
-                            .is_some_and(|c| off == 0 && c.ty == CellTy::Struct(*strukt)),
-                        Access::Cell => matches!(self.locate(s, *ptr, None), Ok(Some(_))),
-                        Access::Free => s
-                            .heap
-                            .get(&obj)
-                            .is_some_and(|c| off == 0 && c.kind == CellKind::Heap),
-                    },
-                };
-                if valid {
+                if self.valid_access(s, *ptr, access) {
                     return Ok(vec![]);
                 }
             }
@@ -282,35 +267,7 @@ impl<'p> Domain<'p> {
                             c.fields[i] = normalize(v, &fty);
                         }
                     }
-                    None => {
-                        // The pointer may alias the field in any cell of the type, or
-                        // the same field of that struct embedded in another struct
-                        // (flattened as `outer.name`).
-                        let fname = self.field_def(*field)?.name.clone();
-                        let suffix = format!(".{fname}");
-                        for c in t.heap.values_mut() {
-                            match c.ty {
-                                CellTy::Struct(s) if s == field.strukt => {
-                                    if let Some(x) = c.fields.get_mut(field.field) {
-                                        *x = Value::Top;
-                                    }
-                                }
-                                CellTy::Struct(s) => {
-                                    let Some(def) = self.prog.structs.get(s) else {
-                                        continue;
-                                    };
-                                    for (i, fd) in def.fields.iter().enumerate() {
-                                        if fd.name.ends_with(&suffix) && same_scalar(&fd.ty, &fty) {
-                                            if let Some(x) = c.fields.get_mut(i) {
-                                                *x = Value::Top;
-                                            }
-                                        }
-                                    }
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
+                    None => self.havoc_field_aliases(&mut t, *field, &fty)?,
                 }
             }
             Op::FieldAddr { dst, ptr, field } => {
@@ -345,67 +302,12 @@ impl<'p> Domain<'p> {
                             };
                         }
                     }
-                    None => {
-                        let target = match &self.prog.vars.get(*ptr).map(|v| &v.ty) {
-                            Some(Ty::Ptr(inner)) => Some((**inner).clone()),
-                            _ => None,
-                        };
-                        for c in t.heap.values_mut() {
-                            for i in 0..c.fields.len() {
-                                let fty = self.scalar_ty(c, i);
-                                let hit = match (&target, &fty) {
-                                    (Some(tt), Some(ft)) => same_scalar(tt, ft),
-                                    _ => true,
-                                };
-                                if hit {
-                                    c.fields[i] = Value::Top;
-                                }
-                            }
-                        }
-                    }
+                    None => self.havoc_indirect(&mut t, *ptr),
                 }
             }
             Op::Alloc {
                 dst, pointee, kind, ..
-            } => {
-                let a = s.fresh_addr();
-                let (ckind, init) = match kind {
-                    AllocKind::Heap { zeroed: true } => (CellKind::Heap, Value::NULL),
-                    AllocKind::Heap { zeroed: false } => (CellKind::Heap, Value::Top),
-                    AllocKind::Stack => (CellKind::Stack, Value::Top),
-                };
-                let ty = cell_ty_of(pointee);
-                let n = match &ty {
-                    CellTy::Struct(sid) => {
-                        self.prog.structs.get(*sid).map_or(0, |d| d.fields.len())
-                    }
-                    CellTy::Scalar(_) => 1,
-                    CellTy::Opaque => 0,
-                };
-                if !tracked(*dst) || *dst >= t.vars.len() {
-                    set_top(&mut t, *dst);
-                    t.canonicalize();
-                    return Ok(vec![t]);
-                }
-                let mut nul = t.clone();
-                t.heap.insert(
-                    a,
-                    Cell {
-                        ty,
-                        kind: ckind,
-                        fields: vec![init; n],
-                    },
-                );
-                t.vars[*dst] = Value::ptr(a);
-                t.canonicalize();
-                let mut out = vec![t];
-                if matches!(kind, AllocKind::Heap { .. }) && !self.malloc_never_fails {
-                    nul.vars[*dst] = Value::NULL;
-                    nul.canonicalize();
-                    out.push(nul);
-                }
-                return Ok(out);
-            }
+            } => return Ok(self.alloc(s, t, *dst, pointee, kind, tracked)),
             Op::Free { ptr } => match s.var(*ptr) {
                 Value::Top | Value::Int(0) => {}
                 Value::Int(_) => return Err(ExplicitError::InvalidFree { ptr: *ptr }),
@@ -432,6 +334,133 @@ impl<'p> Domain<'p> {
         }
         t.canonicalize();
         Ok(vec![t])
+    }
+
+    /// Whether the access `access` through `ptr` finds what it needs in `s` (a live
+    /// object of the struct, a live scalar cell, the start of a live heap object); NULL
+    /// counts as valid (the NULL check is another target's).
+    fn valid_access(&self, s: &ExplicitState, ptr: VarId, access: &Access) -> bool {
+        match s.var(ptr) {
+            Value::Top | Value::Int(1..) | Value::Int(..0) => false,
+            Value::Int(0) => true,
+            Value::Ptr { obj, off } => match access {
+                Access::Struct(strukt) => s
+                    .heap
+                    .get(&obj)
+                    .is_some_and(|c| off == 0 && c.ty == CellTy::Struct(*strukt)),
+                Access::Cell => matches!(self.locate(s, ptr, None), Ok(Some(_))),
+                Access::Free => s
+                    .heap
+                    .get(&obj)
+                    .is_some_and(|c| off == 0 && c.kind == CellKind::Heap),
+            },
+        }
+    }
+
+    /// A store to `field` through an unknown pointer: the field becomes ⊤ in every cell
+    /// of its struct and in every struct embedding that struct (flattened as
+    /// `outer.name`).
+    fn havoc_field_aliases(
+        &self,
+        t: &mut ExplicitState,
+        field: FieldRef,
+        fty: &Ty,
+    ) -> Result<(), ExplicitError> {
+        let fname = self.field_def(field)?.name.clone();
+        let suffix = format!(".{fname}");
+        for c in t.heap.values_mut() {
+            match c.ty {
+                CellTy::Struct(s) if s == field.strukt => {
+                    if let Some(x) = c.fields.get_mut(field.field) {
+                        *x = Value::Top;
+                    }
+                }
+                CellTy::Struct(s) => {
+                    let Some(def) = self.prog.structs.get(s) else {
+                        continue;
+                    };
+                    for (i, fd) in def.fields.iter().enumerate() {
+                        if fd.name.ends_with(&suffix) && same_scalar(&fd.ty, fty) {
+                            if let Some(x) = c.fields.get_mut(i) {
+                                *x = Value::Top;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A store through an unknown `ptr`: every cell of the scalar type it points to
+    /// (every cell, when that is unknown) becomes ⊤.
+    fn havoc_indirect(&self, t: &mut ExplicitState, ptr: VarId) {
+        let target = match &self.prog.vars.get(ptr).map(|v| &v.ty) {
+            Some(Ty::Ptr(inner)) => Some((**inner).clone()),
+            _ => None,
+        };
+        for c in t.heap.values_mut() {
+            for i in 0..c.fields.len() {
+                let fty = self.scalar_ty(c, i);
+                let hit = match (&target, &fty) {
+                    (Some(tt), Some(ft)) => same_scalar(tt, ft),
+                    _ => true,
+                };
+                if hit {
+                    c.fields[i] = Value::Top;
+                }
+            }
+        }
+    }
+
+    /// `dst = alloc(pointee)` from `s` (`t` is `s`'s copy): a fresh cell (NULL-filled
+    /// for `calloc`, ⊤ otherwise), and NULL as a second successor when a heap
+    /// allocation may fail; ⊤ when `dst` is not tracked.
+    fn alloc(
+        &self,
+        s: &ExplicitState,
+        mut t: ExplicitState,
+        dst: VarId,
+        pointee: &Ty,
+        kind: &AllocKind,
+        tracked: &dyn Fn(VarId) -> bool,
+    ) -> Successors {
+        let a = s.fresh_addr();
+        let (ckind, init) = match kind {
+            AllocKind::Heap { zeroed: true } => (CellKind::Heap, Value::NULL),
+            AllocKind::Heap { zeroed: false } => (CellKind::Heap, Value::Top),
+            AllocKind::Stack => (CellKind::Stack, Value::Top),
+        };
+        let ty = cell_ty_of(pointee);
+        let n = match &ty {
+            CellTy::Struct(sid) => self.prog.structs.get(*sid).map_or(0, |d| d.fields.len()),
+            CellTy::Scalar(_) => 1,
+            CellTy::Opaque => 0,
+        };
+        if !tracked(dst) || dst >= t.vars.len() {
+            set_top(&mut t, dst);
+            t.canonicalize();
+            return vec![t];
+        }
+        let mut nul = t.clone();
+        t.heap.insert(
+            a,
+            Cell {
+                ty,
+                kind: ckind,
+                fields: vec![init; n],
+            },
+        );
+        t.vars[dst] = Value::ptr(a);
+        t.canonicalize();
+        let mut out = vec![t];
+        if matches!(kind, AllocKind::Heap { .. }) && !self.malloc_never_fails {
+            nul.vars[dst] = Value::NULL;
+            nul.canonicalize();
+            out.push(nul);
+        }
+        out
     }
 
     /// Assigns `v` (converted to the variable's type) to `x`, or ⊤ if `x` is not
