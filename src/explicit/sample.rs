@@ -162,31 +162,7 @@ fn succs(prog: &Program, n: Node) -> Vec<Node> {
 /// Explores `prog` explicitly and collects samples (see module docs).
 pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
     let dom = Domain::new(prog, cfg.malloc_never_fails || prog.malloc_never_fails);
-    let all = |_: VarId| true;
-    // Primary sites: loop heads of `main` and return sites of calls made by `main`
-    // (between client-level operations structures are consistent); secondary: loop
-    // heads and entries/exits of every function, used when the primary sites do not
-    // yield enough samples within the budget.
-    let heads = loop_heads(prog);
-    let mut primary: BTreeSet<Node> = BTreeSet::new();
-    let mut secondary: BTreeSet<Node> = heads.clone();
-    for f in &prog.functions {
-        secondary.insert(f.entry);
-        secondary.insert(f.exit);
-    }
-    for n in prog.graph.node_indices() {
-        if prog.graph[n].func != prog.main {
-            continue;
-        }
-        if heads.contains(&n) {
-            primary.insert(n);
-        }
-        for (_, to, e) in prog.successors(n) {
-            if matches!(e.op, Op::Call { .. }) {
-                primary.insert(to);
-            }
-        }
-    }
+    let (primary, secondary) = sample_sites(prog);
     let tier = |n: Node| -> Option<usize> {
         match cfg.sites {
             SampleSites::All => Some(0),
@@ -201,8 +177,8 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         SampleCollector::new(cfg.threshold),
     ];
     let mut nodes_of: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
-    let mut seen: HashSet<(Node, Vec<EdgeId>, ExplicitState)> = HashSet::new();
-    let mut queue: VecDeque<(Node, Vec<EdgeId>, ExplicitState)> = VecDeque::new();
+    let mut seen: HashSet<Item> = HashSet::new();
+    let mut queue: VecDeque<Item> = VecDeque::new();
     let mut errors: BTreeMap<String, usize> = BTreeMap::new();
     let mut error_locations = 0;
     let mut states = 0;
@@ -230,83 +206,7 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
             error_locations += 1;
             continue;
         }
-        let mut next: Vec<(Node, Vec<EdgeId>, ExplicitState)> = Vec::new();
-        let mut record =
-            |r: Result<Vec<ExplicitState>, super::ExplicitError>,
-             to: Node,
-             stk: &Vec<EdgeId>,
-             next: &mut Vec<(Node, Vec<EdgeId>, ExplicitState)>| {
-                match r {
-                    Ok(v) => next.extend(v.into_iter().map(|s| (to, stk.clone(), s))),
-                    Err(e) => {
-                        let k = format!("{e:?}");
-                        let k = k.split([' ', '{', '(']).next().unwrap_or("").to_string();
-                        *errors.entry(k).or_insert(0) += 1;
-                    }
-                }
-            };
-        // Returning from a callee.
-        if prog.graph[node].kind == LocKind::FuncExit {
-            if let Some(&call) = stack.last() {
-                let callee_exit = match &prog.graph[call].op {
-                    Op::Call { callee, .. } => prog.functions.get(*callee).map(|f| f.exit),
-                    _ => None,
-                };
-                if callee_exit == Some(node) {
-                    if let Some((_, ret_to)) = prog.graph.edge_endpoints(call) {
-                        let mut stk = stack.clone();
-                        stk.pop();
-                        let r = dom.post_step(&st, Step::Leave(call), &all);
-                        record(r, ret_to, &stk, &mut next);
-                    }
-                }
-            }
-        }
-        for (e, to, edge) in prog.successors(node) {
-            match &edge.op {
-                Op::Call { callee, .. } => {
-                    let Some(f) = prog.functions.get(*callee) else {
-                        continue;
-                    };
-                    if prog.graph.node_weight(f.entry).is_none() {
-                        continue;
-                    }
-                    if stack.len() >= cfg.max_call_depth {
-                        continue;
-                    }
-                    let mut stk = stack.clone();
-                    stk.push(e);
-                    let r = dom.post_step(&st, Step::Enter(e), &all);
-                    record(r, f.entry, &stk, &mut next);
-                }
-                Op::Nondet { dst } => {
-                    let ty = prog.vars.get(*dst).map(|v| v.ty.clone());
-                    if ty.as_ref().is_some_and(|t| t.is_int()) {
-                        let mut done = BTreeSet::new();
-                        for &k in &cfg.nondet_values {
-                            let op = Op::Assign {
-                                dst: *dst,
-                                src: Expr::Int(k),
-                            };
-                            if let Ok(v) = dom.post_op(&st, &op, &all) {
-                                for s in v {
-                                    if done.insert(s.var(*dst)) {
-                                        next.push((to, stack.clone(), s));
-                                    }
-                                }
-                            }
-                        }
-                    } else {
-                        let r = dom.post_step(&st, Step::Edge(e), &all);
-                        record(r, to, &stack, &mut next);
-                    }
-                }
-                _ => {
-                    let r = dom.post_step(&st, Step::Edge(e), &all);
-                    record(r, to, &stack, &mut next);
-                }
-            }
-        }
+        let next = expand(prog, &dom, cfg, node, &stack, &st, &mut errors);
         for mut item in next {
             if let Some(live) = &live {
                 kill_dead(prog, live, item.0, &mut item.2);
@@ -317,6 +217,149 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
             }
         }
     }
+    let (samples, classifications) = collect_samples(prog, cfg, &collectors, nodes_of);
+    SampleReport {
+        samples,
+        states,
+        budget_exhausted,
+        errors,
+        error_locations,
+        classifications,
+    }
+}
+
+/// A state of the exploration: location, call stack, explicit state.
+type Item = (Node, Vec<EdgeId>, ExplicitState);
+
+/// The sample sites of `prog`: primary ones, the loop heads of `main` and the return
+/// sites of calls made by `main` (between client-level operations structures are
+/// consistent), and secondary ones, the loop heads and entries/exits of every
+/// function, used when the primary sites do not yield enough samples within the budget.
+fn sample_sites(prog: &Program) -> (BTreeSet<Node>, BTreeSet<Node>) {
+    let heads = loop_heads(prog);
+    let mut primary: BTreeSet<Node> = BTreeSet::new();
+    let mut secondary: BTreeSet<Node> = heads.clone();
+    for f in &prog.functions {
+        secondary.insert(f.entry);
+        secondary.insert(f.exit);
+    }
+    for n in prog.graph.node_indices() {
+        if prog.graph[n].func != prog.main {
+            continue;
+        }
+        if heads.contains(&n) {
+            primary.insert(n);
+        }
+        for (_, to, e) in prog.successors(n) {
+            if matches!(e.op, Op::Call { .. }) {
+                primary.insert(to);
+            }
+        }
+    }
+    (primary, secondary)
+}
+
+/// The successors of `st` at `node` with call stack `stack`: returns to the caller,
+/// calls (up to [`SamplerConfig::max_call_depth`]), every integer nondeterministic
+/// value of [`SamplerConfig::nondet_values`], the other edges' posts. The domain's
+/// errors are counted in `errors` by kind.
+fn expand(
+    prog: &Program,
+    dom: &Domain,
+    cfg: &SamplerConfig,
+    node: Node,
+    stack: &[EdgeId],
+    st: &ExplicitState,
+    errors: &mut BTreeMap<String, usize>,
+) -> Vec<Item> {
+    let all = |_: VarId| true;
+    let mut next: Vec<Item> = Vec::new();
+    let mut record = |r: Result<Vec<ExplicitState>, super::ExplicitError>,
+                      to: Node,
+                      stk: &[EdgeId],
+                      next: &mut Vec<Item>| {
+        match r {
+            Ok(v) => next.extend(v.into_iter().map(|s| (to, stk.to_vec(), s))),
+            Err(e) => {
+                let k = format!("{e:?}");
+                let k = k.split([' ', '{', '(']).next().unwrap_or("").to_string();
+                *errors.entry(k).or_insert(0) += 1;
+            }
+        }
+    };
+    // Returning from a callee.
+    if prog.graph[node].kind == LocKind::FuncExit {
+        if let Some(&call) = stack.last() {
+            let callee_exit = match &prog.graph[call].op {
+                Op::Call { callee, .. } => prog.functions.get(*callee).map(|f| f.exit),
+                _ => None,
+            };
+            if callee_exit == Some(node) {
+                if let Some((_, ret_to)) = prog.graph.edge_endpoints(call) {
+                    let mut stk = stack.to_vec();
+                    stk.pop();
+                    let r = dom.post_step(st, Step::Leave(call), &all);
+                    record(r, ret_to, &stk, &mut next);
+                }
+            }
+        }
+    }
+    for (e, to, edge) in prog.successors(node) {
+        match &edge.op {
+            Op::Call { callee, .. } => {
+                let Some(f) = prog.functions.get(*callee) else {
+                    continue;
+                };
+                if prog.graph.node_weight(f.entry).is_none() {
+                    continue;
+                }
+                if stack.len() >= cfg.max_call_depth {
+                    continue;
+                }
+                let mut stk = stack.to_vec();
+                stk.push(e);
+                let r = dom.post_step(st, Step::Enter(e), &all);
+                record(r, f.entry, &stk, &mut next);
+            }
+            Op::Nondet { dst } => {
+                let ty = prog.vars.get(*dst).map(|v| v.ty.clone());
+                if ty.as_ref().is_some_and(|t| t.is_int()) {
+                    let mut done = BTreeSet::new();
+                    for &k in &cfg.nondet_values {
+                        let op = Op::Assign {
+                            dst: *dst,
+                            src: Expr::Int(k),
+                        };
+                        if let Ok(v) = dom.post_op(st, &op, &all) {
+                            for s in v {
+                                if done.insert(s.var(*dst)) {
+                                    next.push((to, stack.to_vec(), s));
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let r = dom.post_step(st, Step::Edge(e), &all);
+                    record(r, to, stack, &mut next);
+                }
+            }
+            _ => {
+                let r = dom.post_step(st, Step::Edge(e), &all);
+                record(r, to, stack, &mut next);
+            }
+        }
+    }
+    next
+}
+
+/// The samples the collectors kept (primary sites first, distinct heaps, at most
+/// [`SampleThreshold::samples`]) and the classification of every struct type in them.
+fn collect_samples(
+    prog: &Program,
+    cfg: &SamplerConfig,
+    collectors: &[SampleCollector; 2],
+    nodes_of: [Vec<usize>; 2],
+) -> (Vec<Sample>, Vec<Classification>) {
     let mut samples: Vec<Sample> = Vec::new();
     let mut keys = BTreeSet::new();
     for (c, nodes) in collectors.iter().zip(nodes_of) {
@@ -344,14 +387,7 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         .into_iter()
         .map(|t| classify(prog, t, &refs))
         .collect();
-    SampleReport {
-        samples,
-        states,
-        budget_exhausted,
-        errors,
-        error_locations,
-        classifications,
-    }
+    (samples, classifications)
 }
 
 /// Variables read by an operation (on its edge).
