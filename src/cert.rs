@@ -60,6 +60,10 @@ pub struct Header {
     /// SHA-256 of the SCG library whose classes the states use (heap CPAs only).
     #[serde(default)]
     pub scg_library_sha256: Option<String>,
+    /// Where that library was read from (a directory and how it was found, or
+    /// `embedded`; information only: the hash decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scg_library: Option<String>,
     /// Number of ART nodes (for progress and sanity).
     pub nodes: usize,
 }
@@ -82,8 +86,15 @@ impl Header {
             malloc_never_fails: prog.malloc_never_fails,
             program,
             scg_library_sha256,
+            scg_library: None,
             nodes,
         })
+    }
+
+    /// This header with the SCG library's origin ([`Header::scg_library`]).
+    pub fn with_scg_library(mut self, origin: Option<String>) -> Header {
+        self.scg_library = origin;
+        self
     }
 
     /// Checks the parts of the header that do not depend on the CPA: the format and

@@ -15,6 +15,12 @@ pub struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// The SCG library directory (`verify`, `check-certificate`, `scg`). Default:
+    /// $SHAPEMC_SCG_LIBRARY, else `scg-library/` next to the binary, else
+    /// `../share/shapemc/scg-library/` from the binary's folder, else the source tree's
+    /// (for a binary built there), else the copy built into the binary.
+    #[arg(long = "scg-library", value_name = "DIR", global = true)]
+    pub scg_library: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -138,6 +144,21 @@ pub use crate::scg::ScgMode;
 
 /// Runs the CLI and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    if let Some(d) = cli.scg_library {
+        crate::scg::location::set_cli_dir(d);
+    }
+    if matches!(
+        cli.command,
+        Command::Verify { .. } | Command::CheckCertificate { .. } | Command::Scg { .. }
+    ) {
+        // a library the user named must be there: without it `verify` would run on
+        // explicit heaps alone
+        let loc = crate::scg::location::locate(None);
+        if let Err(e) = crate::scg::location::check_explicit(&loc) {
+            eprintln!("error: {e}");
+            return crate::diag::exit::USAGE_OR_PARSE;
+        }
+    }
     match cli.command {
         Command::Verify { file, cegar } => {
             crate::diag::start_watchdog(cegar.timeout, "verify");

@@ -3,7 +3,7 @@
 //! classes, and the `shapemc scg` CLI.
 
 use shapemc::scg::dsl::StructureDef;
-use shapemc::scg::library::library_dir;
+use shapemc::scg::location::{locate, Found, LibraryLocation};
 use shapemc::scg::parse::parse_dsl;
 use shapemc::scg::{HoldingInvariant, Lattice, Library, Scg, TrackingDef};
 use std::path::{Path, PathBuf};
@@ -318,8 +318,11 @@ fn cli_list_and_check() {
         "{err}"
     );
 
-    // the library directory falls back to the crate's scg-library/
-    assert_eq!(library_dir(None), lib_dir());
+    // the test binaries live in the source tree: its scg-library/
+    assert_eq!(
+        locate(None),
+        LibraryLocation::Dir(lib_dir(), Found::SourceTree)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -516,7 +516,8 @@ fn verify_program_cancellable(
     let out = model_check(&prog, &mut abs, &opts);
     let file = match (&out.certificate, abs.take_sealed()) {
         (Some(c), Some(body)) => {
-            let h = Header::new(&c.cpa, &prog, variant, abs.library_sha256(), c.nodes.len());
+            let h = Header::new(&c.cpa, &prog, variant, abs.library_sha256(), c.nodes.len())
+                .map(|h| h.with_scg_library(abs.library_origin()));
             cert_file(h, CertBody::Heap(body))
         }
         _ => None,

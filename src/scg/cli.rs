@@ -1,6 +1,7 @@
 //! `shapemc scg list` and `shapemc scg check FILE`.
 
-use super::library::{library_dir, Library, LibraryError};
+use super::library::{Library, LibraryError};
+use super::location::locate;
 use super::Lattice;
 use crate::diag::exit;
 use clap::Subcommand;
@@ -12,18 +13,11 @@ use std::path::{Path, PathBuf};
 pub enum ScgCommand {
     /// List the data structures of the SCG library: roles, required invariants,
     /// refinements, predicate families with their formulas, and the lattice size.
-    List {
-        /// Library directory (default: $SHAPEMC_SCG_LIBRARY, else the crate's scg-library/).
-        #[arg(long = "scg-library", value_name = "DIR")]
-        scg_library: Option<PathBuf>,
-    },
+    List,
     /// Check a user DSL file (against the library, whose same-named entries it replaces).
     Check {
         /// The DSL file.
         file: PathBuf,
-        /// Library directory (default: $SHAPEMC_SCG_LIBRARY, else the crate's scg-library/).
-        #[arg(long = "scg-library", value_name = "DIR")]
-        scg_library: Option<PathBuf>,
     },
 }
 
@@ -31,25 +25,20 @@ pub enum ScgCommand {
 /// (0 ok, 2 on any library or file error).
 pub fn run(cmd: ScgCommand) -> i32 {
     match cmd {
-        ScgCommand::List { scg_library } => {
-            let dir = library_dir(scg_library.as_deref());
-            match Library::load_dir(&dir) {
-                Ok(lib) => {
-                    print!("{}", list_text(&Lattice::new(lib)));
-                    exit::SAFE
-                }
-                Err(errs) => report(&errs),
+        ScgCommand::List => match Library::load(&locate(None)) {
+            Ok(lib) => {
+                print!("{}", list_text(&Lattice::new(lib)));
+                exit::SAFE
             }
-        }
-        ScgCommand::Check { file, scg_library } => {
-            match check_file(&file, scg_library.as_deref()) {
-                Ok(summary) => {
-                    print!("{summary}");
-                    exit::SAFE
-                }
-                Err(errs) => report(&errs),
+            Err(errs) => report(&errs),
+        },
+        ScgCommand::Check { file } => match check_file(&file, None) {
+            Ok(summary) => {
+                print!("{summary}");
+                exit::SAFE
             }
-        }
+            Err(errs) => report(&errs),
+        },
     }
 }
 
@@ -113,6 +102,9 @@ pub fn list_text(lattice: &Lattice) -> String {
         lattice.size(),
         lib.structures().count()
     );
+    if !lib.origin().is_empty() {
+        let _ = writeln!(out, "library: {}", lib.origin());
+    }
     out
 }
 
@@ -126,7 +118,7 @@ pub fn check_file(file: &Path, lib_dir: Option<&Path>) -> Result<String, Vec<Lib
             msg: format!("cannot read: {e}"),
         }]
     })?;
-    let base = Library::load_dir(&library_dir(lib_dir))?;
+    let base = Library::load(&locate(lib_dir))?;
     let lib = base.with_file(file, &src)?;
     let mut out = String::new();
     let names: Vec<String> = lib

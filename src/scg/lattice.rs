@@ -121,11 +121,11 @@ pub struct Lattice {
 }
 
 impl Lattice {
-    /// Loads the library from [`super::library::library_dir`]`(cli_dir)` (the
-    /// `--scg-library` option, else `$SHAPEMC_SCG_LIBRARY`, else the crate's
-    /// `scg-library/`) and builds its lattice.
+    /// Loads the library found by [`super::location::locate`]`(cli_dir)` (the
+    /// `--scg-library` option, `$SHAPEMC_SCG_LIBRARY`, next to the binary, installed,
+    /// the source tree, else the copy built into the binary) and builds its lattice.
     pub fn load(cli_dir: Option<&std::path::Path>) -> Result<Lattice, Vec<super::LibraryError>> {
-        Library::load_dir(&super::library::library_dir(cli_dir)).map(Lattice::new)
+        Library::load(&super::location::locate(cli_dir)).map(Lattice::new)
     }
     /// The lattice of all SCGs of `lib`.
     pub fn new(lib: Library) -> Lattice {

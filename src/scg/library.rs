@@ -90,18 +90,8 @@ pub struct Library {
     /// SHA-256 (hex) of the sources the library was read from, file names (without
     /// directories) and contents in load order; certificates record it.
     hash: String,
-}
-
-/// The library directory: `cli_dir` if given, else `$SHAPEMC_SCG_LIBRARY`, else the
-/// `scg-library/` next to the crate.
-pub fn library_dir(cli_dir: Option<&Path>) -> PathBuf {
-    if let Some(d) = cli_dir {
-        return d.to_path_buf();
-    }
-    match std::env::var_os("SHAPEMC_SCG_LIBRARY") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scg-library")),
-    }
+    /// Where it was read from ([`Library::load`]; empty for other constructors).
+    origin: String,
 }
 
 impl Library {
@@ -173,6 +163,18 @@ impl Library {
         &self.hash
     }
 
+    /// Where the library was read from, for reports (a directory and how it was found,
+    /// or `embedded`; see [`super::location`]); empty when it was not [`Library::load`]ed.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// This library, recorded as read from `origin`.
+    pub fn with_origin(mut self, origin: String) -> Library {
+        self.origin = origin;
+        self
+    }
+
     /// This library plus the structures of one more file, which replace same-named
     /// library structures (used by `shapemc scg check`).
     pub fn with_file(&self, file: &Path, src: &str) -> Result<Library, Vec<LibraryError>> {
@@ -221,6 +223,7 @@ impl Library {
             structures,
             maps: BTreeMap::new(),
             hash: String::new(),
+            origin: String::new(),
         };
         if errs.is_empty() {
             lib.check_refinements(&mut errs);

@@ -2,7 +2,7 @@
 //!
 //! - [`TrackingDef`] D = (T, Ts, Φ) with its refinement order;
 //! - the SCG DSL ([`dsl`], [`parse`]) and the library of data structures loaded
-//!   from `scg-library/` ([`library`]);
+//!   from `scg-library/` ([`library`]), found at run time or built in ([`location`]);
 //! - [`Scg`] (structure + family subset + role binding, or the trivial m0), the
 //!   lattice M with its order and shape-class generation ([`lattice`]);
 //! - enabled sets E(σ) from explicit-heap invariants and [`fine_tune`] (§3.3);
@@ -15,6 +15,7 @@ pub mod instance;
 pub mod justify;
 pub mod lattice;
 pub mod library;
+pub mod location;
 pub mod parse;
 
 pub use finetune::fine_tune;

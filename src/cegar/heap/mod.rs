@@ -457,6 +457,13 @@ impl HeapAbstraction {
             .map(|l| l.library().sha256().to_string())
     }
 
+    /// Where the SCG library the classes come from was read from (None: no library).
+    pub fn library_origin(&self) -> Option<String> {
+        self.lattice
+            .as_ref()
+            .map(|l| l.library().origin().to_string())
+    }
+
     /// Whether the regions of type `s` use the partial join: by default under SCG
     /// refinement, until a refinement of `s` fails with it; never under `--scg maximal`.
     fn joins(&self, s: StructId) -> bool {
@@ -672,6 +679,8 @@ impl Abstraction for HeapAbstraction {
             "post_cache_hits": s.cache_hits,
             "z3_queries": s.z3_queries,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
+            "scg_library": self.library_origin(),
+            "scg_library_sha256": self.library_sha256(),
         })
     }
 
