@@ -582,7 +582,9 @@ impl Program {
                 continue;
             };
             if !stack_only[ptr] {
-                let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
+                let Some((from, _)) = self.graph.edge_endpoints(e) else {
+                    continue;
+                };
                 todo.push((from, op, self.graph[e].src));
             }
         }
@@ -732,7 +734,9 @@ impl Program {
                 Op::Call { args, .. } => args.iter().for_each(|a| divisors_of(a, &mut divisors)),
                 _ => {}
             }
-            let (from, _) = self.graph.edge_endpoints(e).expect("edge exists");
+            let Some((from, _)) = self.graph.edge_endpoints(e) else {
+                continue;
+            };
             for d in divisors {
                 if !todo.iter().any(|(f, x, _)| *f == from && *x == d) {
                     todo.push((from, d, self.graph[e].src));
@@ -954,8 +958,9 @@ impl Program {
         out.reverse(); // creation order
         if out.is_empty() && self.graph[n].kind == LocKind::FuncExit {
             if let Some(&call) = stack.last() {
-                let (_, ret_site) = self.graph.edge_endpoints(call).expect("call edge exists");
-                out.push((Step::Leave(call), ret_site));
+                if let Some((_, ret_site)) = self.graph.edge_endpoints(call) {
+                    out.push((Step::Leave(call), ret_site));
+                }
             }
         }
         out

@@ -628,11 +628,9 @@ impl<'a> Machine<'a> {
         if let (Some(dst), Some(v)) = (ret, rv) {
             self.assign(*dst, v);
         }
-        let (_, target) = self
-            .prog
-            .graph
-            .edge_endpoints(frame.call)
-            .expect("edge exists");
+        let Some((_, target)) = self.prog.graph.edge_endpoints(frame.call) else {
+            unreachable!("the call edge was indexed above")
+        };
         self.node = target;
         Ok(frame.call)
     }

@@ -2,6 +2,7 @@
 //! task, and one whose only property (valid-memsafety) is not supported. Written so that it
 //! stays correct when `verify` starts answering: the two unreach-call tasks may be
 //! `correct` or `unknown`, never `wrong`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! End-to-end tests of `shapemc verify` with predicate abstraction: small C programs
 //! written to a temporary directory, verdicts, exit codes, certificates (checked and
 //! corrupted) and counterexamples (replayed with `simulate --replay`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod cli_util;
 

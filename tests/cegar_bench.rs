@@ -1,6 +1,7 @@
 //! `verify` (predicate abstraction) on the shared benchmarks: never a wrong verdict.
 //! The full run (every task, 10 s each, a few minutes) is `#[ignore]`d; run it with
 //! `cargo test --test cegar_bench -- --ignored --nocapture` (or `scripts/scoreboard ../shared/bench`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::cegar::cli::{verify_file, VerifyArgs};
 use shapemc::cegar::Verdict;

@@ -2,6 +2,7 @@
 //! programs of `tests/data/cegar/` whose heaps have a fixed size (explicit tracking
 //! alone decides them), certificates re-checked (and corrupted), counterexamples
 //! replayed with `simulate --replay`; the gdsl/seeds benchmarks (long, `#[ignore]`d).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod cli_util;
 

@@ -4,6 +4,7 @@
 //! `check-certificate` must answer INVALID with a reason for each mutation, never
 //! VALID and never a panic. Also: the certificate needs no flags to check, and names
 //! its input by content.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod cli_util;
 

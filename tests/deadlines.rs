@@ -3,6 +3,7 @@
 //! parallel beside a long one (issue #28: `verify --timeout 3` hung inside Z3 when the
 //! machine was loaded by a second verify). The margin is the guarantee itself
 //! (`diag::WATCHDOG_GRACE_S` + 2 s), not a performance expectation.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use std::path::Path;
 use std::process::Command;

@@ -1,6 +1,7 @@
 //! The explicit-heap sampler recognises the main data structure of every task in
 //! `../shared/bench/{gdsl,seeds}` (safe and `_bug` variants), with the default
 //! threshold (5 samples of at least 4 nodes) and with a larger one (10 of 5).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::explicit::sample::{sample_program, SamplerConfig};
 use shapemc::explicit::{Invariant, SampleThreshold};

@@ -1,4 +1,5 @@
 //! `shapemc samples`: output formats and exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use std::path::Path;
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! Every benchmark C file either lowers to a CFA or is refused with an `Unsupported`
 //! diagnostic (never a parse error, never a panic). The gdsl/ and seeds/ tasks must all lower.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::cfa::LocKind;
 use shapemc::diag::FrontendError;

@@ -1,4 +1,5 @@
 //! Exact CFAs of tiny C programs, one construct at a time, plus refusals.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::cfa::{LocKind, Op, Program};
 use shapemc::diag::FrontendError;

@@ -1,6 +1,7 @@
 //! A short fuzz campaign (`shapemc::fuzz`) on the debug binary: a dozen mutants of the
 //! benchmarks, counterexamples, certificates and SCG files, with no panic and no exit
 //! code outside each command's set. The long campaign is `scripts/fuzz --mutants 1000`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use std::path::Path;
 use std::time::Duration;

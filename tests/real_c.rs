@@ -2,6 +2,7 @@
 //! function pointers (comparators, visitors, structs of callbacks), verified end to
 //! end: SAFE with a certificate `check-certificate` accepts, UNSAFE with a
 //! counterexample `simulate --replay` replays.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod cli_util;
 

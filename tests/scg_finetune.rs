@@ -1,4 +1,5 @@
 //! FineTune (paper §3.3) against synthetic monotone oracles.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use proptest::prelude::*;
 use shapemc::scg::{fine_tune, HoldingInvariant, Lattice, Library, Scg, TrackingDef};

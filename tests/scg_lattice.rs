@@ -1,6 +1,7 @@
 //! Laws of the SCG lattice: partial order, m0 coarsest, soundness of the structural
 //! order w.r.t. the semantic order m ⊑ m' iff m(D) ≼ m'(D) for all D, monotonicity
 //! of generated shape classes in D and in m, and well-formedness of generated classes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use proptest::prelude::*;
 use shapemc::scg::{Lattice, Library, Scg, TrackingDef};

@@ -1,6 +1,7 @@
 //! The shipped SCG library: every file loads, DSL files round-trip through the
 //! printer, a user-written structure loads from a temp dir and changes the shape
 //! classes, and the `shapemc scg` CLI.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::scg::dsl::StructureDef;
 use shapemc::scg::location::{locate, Found, LibraryLocation};

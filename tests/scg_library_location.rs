@@ -4,6 +4,7 @@
 //! `--scg-library` that is not there is an error; one next to the binary or installed
 //! under `../share/shapemc/` is found. The library in use is named in `--stats-json`
 //! and in certificates, which check with the source tree's library (same hash).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,6 +2,7 @@
 //! given by hand, the shape CPA proves list reversal keeps a list acyclic, DLL
 //! concatenation keeps cancellation (and its bug variant loses it), and tree rotation
 //! keeps parent cancellation. `--nocapture` prints structures per location and times.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::art::{build, Art, BuildOptions, BuildOutcome};
 use shapemc::cfa::{Program, StructId};

@@ -1,5 +1,6 @@
 //! Scaling benchmark of path checking and interpolation on synthetic pointer paths
 //! (`scripts/bench-smt` runs it in release mode). Ignored in the normal test run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod smt_util;
 

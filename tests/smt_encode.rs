@@ -1,5 +1,6 @@
 //! One test per encoding rule of the path formula, plus interpolation checks on small
 //! pointer paths (validation always on).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod smt_util;
 

@@ -2,6 +2,7 @@
 //! first spurious error path, found by walking the CFA shortest first, is infeasible and
 //! its interpolants' atoms mention the pointers `l1`, `l2`, `p` and the fields `succ`,
 //! `pred`, as the paper's overview describes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::cfa::{EdgeId, Node, Program, Step};
 use shapemc::frontend::{parse_file, FrontendOptions};

@@ -1,6 +1,7 @@
 //! Property tests: random straight-line pointer/integer paths ending in an error edge.
 //! Infeasible ones must yield a validated interpolant sequence; feasible ones a model that
 //! replays concretely to the error location.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 mod smt_util;
 

@@ -1,6 +1,7 @@
 //! A tiny loop engine over hand-encoded pointer programs (sequences of `PtrOp`s on CFA
 //! edges): abstract fixpoints of list reversal and DLL concatenation, with the shape
 //! properties they must keep and timing/size numbers (`--nocapture` prints them).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use shapemc::tvla::families as fam;
 use shapemc::tvla::{post, Fact, Kleene, PredSym, PtrOp, ShapeClass, Structure};

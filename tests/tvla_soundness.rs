@@ -4,6 +4,7 @@
 //! of canonical form, embedding and region join. The concrete post comes from
 //! `post_concrete` and, independently of the library's update code, from the test's own
 //! semantics on plain cell vectors (`Heap::exec`, the `*_per_oracle` tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

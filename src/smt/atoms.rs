@@ -604,6 +604,8 @@ impl Cx<'_> {
                 Operand::Object((*n / STRIDE as i128) as i64)
             }
             Term::Num(n) => Operand::Int(*n),
+            // the guard checked it
+            #[allow(clippy::expect_used)]
             Term::Sym(_) if self.var_of(t).is_some() => {
                 Operand::Var(self.var_of(t).expect("checked"))
             }

@@ -335,7 +335,7 @@ impl<'p> Encoder<'p> {
                 id
             }
         };
-        let c = self.c(id).as_int().expect("int symbol");
+        let c = int_of(self.c(id));
         if self.uninit.remove(&id) {
             self.inputs.push(InputSlot {
                 step,
@@ -368,7 +368,7 @@ impl<'p> Encoder<'p> {
                 id
             }
         };
-        self.c(id).as_array().expect("array symbol")
+        array_of(self.c(id))
     }
 
     fn field_name(&self, f: FieldRef) -> String {
@@ -406,7 +406,7 @@ impl<'p> Encoder<'p> {
             &int_sort_array(),
         );
         self.valid_sym = Some(id);
-        self.valid = c.as_array().expect("array");
+        self.valid = array_of(&c);
         enc.defs.push((c, Dynamic::from_ast(&term)));
     }
 
@@ -419,7 +419,7 @@ impl<'p> Encoder<'p> {
             },
             &Sort::array(&Sort::int(), &Sort::bool()),
         );
-        self.heap = Some((c.as_array().expect("array"), Some(id)));
+        self.heap = Some((array_of(&c), Some(id)));
         enc.defs.push((c, Dynamic::from_ast(&term)));
     }
 
@@ -437,7 +437,7 @@ impl<'p> Encoder<'p> {
                 id
             }
         };
-        self.c(id).as_array().expect("array")
+        array_of(self.c(id))
     }
 
     fn def_cell(&mut self, term: Array, enc: &mut StepEnc) {
@@ -460,12 +460,13 @@ impl<'p> Encoder<'p> {
     }
 
     fn uf_apply(&mut self, name: &'static str, x: &Int, y: &Int) -> Int {
-        self.ufs
-            .entry(name)
-            .or_insert_with(|| FuncDecl::new(name, &[&Sort::int(), &Sort::int()], &Sort::int()))
-            .apply(&[x, y])
-            .as_int()
-            .expect("int-valued function")
+        int_of(
+            &self
+                .ufs
+                .entry(name)
+                .or_insert_with(|| FuncDecl::new(name, &[&Sort::int(), &Sort::int()], &Sort::int()))
+                .apply(&[x, y]),
+        )
     }
 
     fn live(&self) -> Live {
@@ -663,7 +664,7 @@ impl<'p> Encoder<'p> {
             }
             Op::Nondet { dst } => {
                 let (id, c) = self.new_var_version(*dst);
-                let ci = c.as_int().expect("int");
+                let ci = int_of(&c);
                 let ty = &prog.vars[*dst].ty;
                 let range = if ty.is_ptr() {
                     // NULL (input 0) or a garbage address distinct from every object
@@ -686,7 +687,7 @@ impl<'p> Encoder<'p> {
                 enc.guards
                     .push((GuardKind::Memory, self.tag_ok(&p, field.strukt)));
                 let arr = self.field_arr(*field);
-                let val = arr.select(&p).as_int().expect("int");
+                let val = int_of(&arr.select(&p));
                 let fty = prog.field(*field).ty.clone();
                 let val = self.convert_ty(&prog.vars[*dst].ty, &fty, val);
                 self.def_var(*dst, val, enc);
@@ -776,7 +777,7 @@ impl<'p> Encoder<'p> {
                 &Sort::bool(),
             );
             enc.choices.push(c.clone());
-            Some((id, c.as_bool().expect("bool")))
+            Some((id, bool_of(&c)))
         } else {
             None
         };
@@ -847,7 +848,7 @@ impl<'p> Encoder<'p> {
                 Cell::Field(f) => self.field_arr(f),
                 Cell::Scalar => self.cell_arr(),
             };
-            let x = arr.select(&base).as_int().expect("int");
+            let x = int_of(&arr.select(&base));
             val = Some(match val {
                 None => x,
                 Some(rest) => cond.ite(&x, &rest),
@@ -893,7 +894,7 @@ impl<'p> Encoder<'p> {
                 },
             };
             let cv = self.convert(&ty, src, v.clone())?;
-            let old = arr.select(&base).as_int().expect("int");
+            let old = int_of(&arr.select(&base));
             let new = arr.store(&base, &cond.ite(&cv, &old));
             match cell {
                 Cell::Field(f) => self.def_field(f, new, enc),
@@ -917,18 +918,12 @@ impl<'p> Encoder<'p> {
             .heap
             .clone()
             .ok_or_else(|| SmtError::InvalidPath("internal: no heap array".into()))?;
-        Ok(self
-            .valid
-            .select(p)
-            .as_int()
-            .expect("int")
-            .ne(Int::from_i64(0))
-            & h.select(p).as_bool().expect("bool"))
+        Ok(int_of(&self.valid.select(p)).ne(Int::from_i64(0)) & bool_of(&h.select(p)))
     }
 
     /// `$valid[p]` holds an object of struct `s` (or an untyped `void` object).
     fn tag_ok(&self, p: &Int, s: usize) -> Bool {
-        let c = self.valid.select(p).as_int().expect("int");
+        let c = int_of(&self.valid.select(p));
         let mut ok = c.eq(Int::from_i64(s as i64 + 1));
         if self.has_void_alloc {
             let v = self.prog.structs.len() as i64 + 2;
@@ -941,7 +936,7 @@ impl<'p> Encoder<'p> {
     fn decode_cell(&self, pp: &Int) -> (Bool, Vec<(Bool, Cell)>) {
         let base = base_of(pp);
         let slot = pp.modulo(Int::from_i64(STRIDE));
-        let code = self.valid.select(&base).as_int().expect("int");
+        let code = int_of(&self.valid.select(&base));
         let scalar = self.prog.structs.len();
         let mut cands = Vec::new();
         for &t in &self.alloc_tags {
@@ -1214,4 +1209,24 @@ fn callee_of(prog: &Program, e: EdgeId) -> Result<FuncId, SmtError> {
             "Enter/Leave over a non-call edge".into(),
         )),
     }
+}
+
+/// `d` as an integer term. Every cast in this module is of a term it built with the
+/// sort it casts to (a symbol declared with it, a `select` from an array of it), so
+/// z3's check cannot fail.
+#[allow(clippy::expect_used)] // the sort is this module's own, see above
+fn int_of(d: &Dynamic) -> Int {
+    d.as_int().expect("a term of sort Int")
+}
+
+/// `d` as an array term (see [`int_of`]).
+#[allow(clippy::expect_used)] // the sort is this module's own
+fn array_of(d: &Dynamic) -> Array {
+    d.as_array().expect("a term of an array sort")
+}
+
+/// `d` as a Boolean term (see [`int_of`]).
+#[allow(clippy::expect_used)] // the sort is this module's own
+fn bool_of(d: &Dynamic) -> Bool {
+    d.as_bool().expect("a term of sort Bool")
 }
