@@ -5,45 +5,11 @@
 
 use shapemc::cegar::cli::{verify_file, VerifyArgs};
 use shapemc::cegar::Verdict;
-use std::path::{Path, PathBuf};
+mod bench_util;
+
+use bench_util::{shared_bench, unreach_tasks};
+use std::path::Path;
 use std::time::Instant;
-
-fn bench_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: {} not found", d.display());
-        None
-    }
-}
-
-/// The expected unreach-call verdict of a task, from its .yml (None if it has none).
-fn expected_unreach(yml: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(yml).ok()?;
-    let mut in_unreach = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with("- property_file:") {
-            in_unreach = l.contains("unreach-call");
-        } else if in_unreach && l.starts_with("expected_verdict:") {
-            return Some(l.ends_with("true"));
-        }
-    }
-    None
-}
-
-fn tasks(dir: &Path) -> Vec<(PathBuf, bool)> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|r| r.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    entries.sort();
-    entries
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
-        .filter_map(|p| expected_unreach(&p).map(|exp| (p.with_extension("c"), exp)))
-        .collect()
-}
 
 /// Runs verify on `file`; returns (verdict or None for a front-end error, wrong?).
 fn run(file: &Path, expected_safe: bool, timeout: f64) -> (Option<Verdict>, bool) {
@@ -66,15 +32,15 @@ fn run(file: &Path, expected_safe: bool, timeout: f64) -> (Option<Verdict>, bool
 
 #[test]
 fn known_bugs_are_found_with_replayed_counterexamples() {
-    let Some(root) = bench_dir() else { return };
+    let Some(root) = shared_bench("known_bugs_are_found_with_replayed_counterexamples") else {
+        return;
+    };
     for name in [
         "forester-heap__dll-optional-2",
         "forester-heap__sll-simple-white-blue-2",
     ] {
         let file = root.join("svcomp").join(format!("{name}.c"));
-        if !file.is_file() {
-            continue;
-        }
+        assert!(file.is_file(), "{} is missing", file.display());
         let (v, wrong) = run(&file, false, 60.0);
         assert!(!wrong);
         assert_eq!(v, Some(Verdict::Unsafe), "{name}");
@@ -84,12 +50,14 @@ fn known_bugs_are_found_with_replayed_counterexamples() {
 #[test]
 #[ignore = "runs every benchmark task (several minutes); see scripts/scoreboard"]
 fn no_wrong_verdict_on_the_shared_benchmarks() {
-    let Some(root) = bench_dir() else { return };
+    let Some(root) = shared_bench("no_wrong_verdict_on_the_shared_benchmarks") else {
+        return;
+    };
     let (mut correct, mut unknown, mut errors) = (0, 0, 0);
     let mut wrong = Vec::new();
     let start = Instant::now();
     for sub in ["gdsl", "seeds", "svcomp"] {
-        for (file, safe) in tasks(&root.join(sub)) {
+        for (file, safe) in unreach_tasks(&root.join(sub)) {
             let t = Instant::now();
             let (v, w) = run(&file, safe, 10.0);
             let line = match &v {

@@ -4,8 +4,10 @@
 //! replayed with `simulate --replay`; the gdsl/seeds benchmarks (long, `#[ignore]`d).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
+mod bench_util;
 mod cli_util;
 
+use bench_util::{shared_bench, unreach_tasks};
 use cli_util::*;
 use shapemc::cegar::cli::{verify_file, Domains, VerifyArgs};
 use shapemc::cegar::heap::check_heap_certificate;
@@ -394,6 +396,14 @@ fn heap_contents_need_the_heap_domain() {
     );
 }
 
+/// `r` is a rejection whose reason contains `why`.
+fn assert_rejected(r: Result<(), String>, why: &str) {
+    match r {
+        Err(e) => assert!(e.contains(why), "rejected, but not because {why:?}: {e}"),
+        Ok(()) => panic!("accepted, expected a rejection because {why:?}"),
+    }
+}
+
 #[test]
 fn corrupted_heap_certificates_are_rejected() {
     let f = data("toggle_safe.c");
@@ -411,7 +421,10 @@ fn corrupted_heap_certificates_are_rejected() {
             n.covered_by = None;
         }
     }
-    assert!(check_heap_certificate(&prog, &bad).is_err());
+    assert_rejected(
+        check_heap_certificate(&prog, &bad),
+        "is missing from the tree",
+    );
     // 2. break a covering: cover a node by the root
     let mut bad = cert.clone();
     let i = bad
@@ -420,7 +433,7 @@ fn corrupted_heap_certificates_are_rejected() {
         .position(|n| n.covered_by.is_some())
         .expect("some node is covered");
     bad.nodes[i].covered_by = Some(0);
-    assert!(check_heap_certificate(&prog, &bad).is_err());
+    assert_rejected(check_heap_certificate(&prog, &bad), "covering node 0");
     // 3. forget the explicit heap of a node with cells: its children no longer follow
     let mut bad = cert.clone();
     let i = bad
@@ -432,11 +445,17 @@ fn corrupted_heap_certificates_are_rejected() {
         *v = shapemc::explicit::Value::Top;
     }
     bad.nodes[i].state.explicit.heap.clear();
-    assert!(check_heap_certificate(&prog, &bad).is_err());
+    assert_rejected(
+        check_heap_certificate(&prog, &bad),
+        "is missing from the tree",
+    );
     // 4. a malformed explicit heap (wrong number of variables)
     let mut bad = cert.clone();
     bad.nodes[0].state.explicit.vars.pop();
-    assert!(check_heap_certificate(&prog, &bad).is_err());
+    assert_rejected(
+        check_heap_certificate(&prog, &bad),
+        "node 0: explicit heap: wrong number of variables",
+    );
     assert_cli_rejects(&f, &bad);
 }
 
@@ -446,8 +465,7 @@ fn interpolation_survives_a_choice_under_an_array_index() {
     // through an `ite`; Z3's `qe` left the quantifier of its weakest precondition in
     // place and the analysis of the path failed ("interpolation failed: qe left a
     // quantifier"). `qe2` eliminates it: the refinements go on (here up to a limit).
-    let Some(root) = bench_dir() else {
-        eprintln!("skipped: ../shared/bench not found");
+    let Some(root) = shared_bench("interpolation_survives_a_choice_under_an_array_index") else {
         return;
     };
     let f = root.join("svcomp/heap-manipulation__sll_to_dll_rev-2.c");
@@ -470,45 +488,14 @@ fn interpolation_survives_a_choice_under_an_array_index() {
 // ---------------------------------------------------------------------------------
 // The shared benchmarks (long): `cargo test --test cegar_heap -- --ignored --nocapture`
 
-fn bench_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench");
-    d.is_dir().then_some(d)
-}
-
-fn expected_unreach(yml: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(yml).ok()?;
-    let mut in_unreach = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with("- property_file:") {
-            in_unreach = l.contains("unreach-call");
-        } else if in_unreach && l.starts_with("expected_verdict:") {
-            return Some(l.ends_with("true"));
-        }
-    }
-    None
-}
-
-fn run_suite(sub: &str, timeout: f64) {
-    let Some(root) = bench_dir() else {
-        eprintln!("skipped: ../shared/bench not found");
+fn run_suite(test: &str, sub: &str, timeout: f64) {
+    let Some(root) = shared_bench(test) else {
         return;
     };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(root.join(sub))
-        .map(|r| r.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    entries.sort();
     let mut wrong = Vec::new();
     let mut solved = 0;
     let mut total = 0;
-    for yml in entries
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
-    {
-        let Some(safe) = expected_unreach(yml) else {
-            continue;
-        };
-        let file = yml.with_extension("c");
+    for (file, safe) in unreach_tasks(&root.join(sub)) {
         total += 1;
         let t = Instant::now();
         let rep = match verify_file(&file, &args(timeout)) {
@@ -546,8 +533,8 @@ fn hlist_del_is_proved_with_pprev_split_and_the_heads_promoted() {
     // domain havocked every `struct node **` ("shape refinement failed"). Split into
     // `pprev@node.next` (a back pointer: a dll) and `pprev@head.first` (after promoting
     // the two heads, an object number), the promoted program is SAFE in about 3 s.
-    let Some(root) = bench_dir() else {
-        eprintln!("skipped: ../shared/bench not found");
+    let Some(root) = shared_bench("hlist_del_is_proved_with_pprev_split_and_the_heads_promoted")
+    else {
         return;
     };
     let seeds = root.join("seeds");
@@ -576,8 +563,7 @@ fn two_queues_is_proved_with_the_descriptors_promoted() {
     // With the two descriptors promoted to globals (`owner` an object number, tracked
     // explicitly with the other object numbers), SAFE in about 210 s (release build,
     // after the 30 s on the program as written).
-    let Some(root) = bench_dir() else {
-        eprintln!("skipped: ../shared/bench not found");
+    let Some(root) = shared_bench("two_queues_is_proved_with_the_descriptors_promoted") else {
         return;
     };
     let file = root.join("seeds/two_queues.c");
@@ -588,13 +574,13 @@ fn two_queues_is_proved_with_the_descriptors_promoted() {
 #[test]
 #[ignore]
 fn gdsl_never_wrong() {
-    run_suite("gdsl", 120.0);
+    run_suite("gdsl_never_wrong", "gdsl", 120.0);
 }
 
 #[test]
 #[ignore]
 fn seeds_never_wrong() {
-    run_suite("seeds", 120.0);
+    run_suite("seeds_never_wrong", "seeds", 120.0);
 }
 
 /// A copy of the SCG library without the `nonnull` families (for tests that need a
@@ -707,8 +693,7 @@ fn bintree_rotations_are_proved_with_merging() {
     // tree): SAFE only since ART nodes merge at loop heads (about 50 s and 85 s in
     // release builds); without merging check_acyclic's loop head alone held 10,049
     // distinct structures and the ART did not complete in 300 s.
-    let Some(root) = bench_dir() else {
-        eprintln!("skipped: ../shared/bench not found");
+    let Some(root) = shared_bench("bintree_rotations_are_proved_with_merging") else {
         return;
     };
     for t in ["bintree_rotate_left", "bintree_rotate_right"] {

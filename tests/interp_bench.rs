@@ -6,50 +6,10 @@
 
 use shapemc::frontend::{parse_file, FrontendOptions};
 use shapemc::interp::{run_random, Limits, Outcome};
-use std::path::{Path, PathBuf};
+mod bench_util;
 
-fn bench_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: {} not found", d.display());
-        None
-    }
-}
-
-/// The expected unreach-call verdict of a task, from its .yml (None if it has none).
-fn expected_unreach(yml: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(yml).ok()?;
-    let mut in_unreach = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with("- property_file:") {
-            in_unreach = l.contains("unreach-call");
-        } else if in_unreach && l.starts_with("expected_verdict:") {
-            return Some(l.ends_with("true"));
-        }
-    }
-    None
-}
-
-fn tasks(dir: &Path) -> Vec<(PathBuf, bool)> {
-    let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.extension().is_some_and(|e| e == "yml") {
-            if let Some(exp) = expected_unreach(&p) {
-                out.push((p.with_extension("c"), exp));
-            }
-        }
-    }
-    out
-}
+use bench_util::{shared_bench, unreach_tasks};
+use std::path::Path;
 
 const RUNS: u64 = 200;
 
@@ -74,11 +34,13 @@ fn hits(file: &Path) -> Option<u64> {
 
 #[test]
 fn safe_tasks_never_reach_the_error_and_bugs_mostly_do() {
-    let Some(root) = bench_dir() else { return };
+    let Some(root) = shared_bench("safe_tasks_never_reach_the_error_and_bugs_mostly_do") else {
+        return;
+    };
     let mut failures = Vec::new();
     let (mut bug_total, mut bug_found) = (0, 0);
     for sub in ["gdsl", "seeds", "svcomp"] {
-        for (file, safe) in tasks(&root.join(sub)) {
+        for (file, safe) in unreach_tasks(&root.join(sub)) {
             let Some(h) = hits(&file) else { continue };
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             if safe && h > 0 {
@@ -111,7 +73,7 @@ fn safe_tasks_never_reach_the_error_and_bugs_mostly_do() {
 #[test]
 fn own_benchmarks_are_validated_by_the_interpreter() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
-    let all = tasks(&dir);
+    let all = unreach_tasks(&dir);
     assert!(all.len() >= 40, "only {} tasks in benchmarks/", all.len());
     let mut failures = Vec::new();
     for (file, safe) in all {

@@ -798,15 +798,17 @@ mod tests {
             bottom: false,
             rows: vec![vec![1, 2, 3]],
         };
-        assert!(decode_counts(&c, 5).is_err());
-        assert!(decode_counts(
-            &CountsRepr {
-                bottom: false,
-                rows: vec![vec![]]
-            },
-            0
-        )
-        .is_err());
+        let e = decode_counts(&c, 5).expect_err("refused");
+        assert_eq!(
+            e,
+            "a row of counts has 2 coefficients, the structure needs 5"
+        );
+        let empty = CountsRepr {
+            bottom: false,
+            rows: vec![vec![]],
+        };
+        let e = decode_counts(&empty, 0).expect_err("refused");
+        assert_eq!(e, "an empty row of counts");
         let a = decode_counts(&c, 2).unwrap_or_else(|e| panic!("{e}"));
         assert!(a.implies(&[1, 2], 3));
     }
@@ -827,10 +829,13 @@ mod tests {
         let v = encode_values(&s);
         let back = decode_values(&c, s.len(), &v).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.canonical(), s.canonical());
-        assert!(decode_values(&c, s.len() + 1, &v).is_err());
-        assert!(decode_values(&c, usize::MAX, &v).is_err());
+        let e = decode_values(&c, s.len() + 1, &v).expect_err("refused");
+        assert!(e.contains("values, it has"), "{e}");
+        let e = decode_values(&c, usize::MAX, &v).expect_err("refused");
+        assert!(e.contains("needs too many values"), "{e}");
         let mut bad = v.clone();
         bad.replace_range(0..1, "7");
-        assert!(decode_values(&c, s.len(), &bad).is_err());
+        let e = decode_values(&c, s.len(), &bad).expect_err("refused");
+        assert_eq!(e, "bad structure value `7`");
     }
 }
