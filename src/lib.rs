@@ -25,4 +25,6 @@ pub mod scg;
 pub mod shape;
 pub mod simulate;
 pub mod smt;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod tvla;

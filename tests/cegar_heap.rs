@@ -557,7 +557,7 @@ fn hlist_del_is_proved_with_pprev_split_and_the_heads_promoted() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "about 210 s in a release build (and the shared benchmarks)"]
 fn two_queues_is_proved_with_the_descriptors_promoted() {
     // seeds/two_queues: `p->owner != q` relates the nodes to their queue descriptor.
     // With the two descriptors promoted to globals (`owner` an object number, tracked
@@ -572,13 +572,13 @@ fn two_queues_is_proved_with_the_descriptors_promoted() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "runs every gdsl task (up to 120 s each); scripts/scoreboard covers it"]
 fn gdsl_never_wrong() {
     run_suite("gdsl_never_wrong", "gdsl", 120.0);
 }
 
 #[test]
-#[ignore]
+#[ignore = "runs every seed task (up to 120 s each); scripts/scoreboard covers it"]
 fn seeds_never_wrong() {
     run_suite("seeds_never_wrong", "seeds", 120.0);
 }
@@ -687,7 +687,7 @@ fn a_merge_that_makes_an_error_reachable_stops_at_its_location() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "about 50 s and 85 s in a release build"]
 fn bintree_rotations_are_proved_with_merging() {
     // gdsl/bintree_rotate_left/_right (rotation at an arbitrary node of an arbitrary
     // tree): SAFE only since ART nodes merge at loop heads (about 50 s and 85 s in

@@ -6,6 +6,7 @@
 //! its input by content.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
+mod bench_util;
 mod cli_util;
 
 use cli_util::*;
@@ -499,12 +500,12 @@ fn a_certificate_needs_no_flags_and_names_what_it_proves() {
 fn the_forged_two_node_certificate_of_the_svcomp_list_is_invalid() {
     // issue #28: the shape classes' constraints forged to false and all but two nodes
     // dropped was VALID; classes are recipes now, and two nodes do not close the tree
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/bench/svcomp/list-properties__simple-2.c");
-    if !f.exists() {
-        eprintln!("skipped: {} is missing", f.display());
+    let Some(f) = bench_util::shared_bench_path(
+        "the_forged_two_node_certificate_of_the_svcomp_list_is_invalid",
+        "svcomp/list-properties__simple-2.c",
+    ) else {
         return;
-    }
+    };
     let (mut h, mut b) = certificate_of(&f, true);
     assert_eq!(check(&f, &h, &b), CheckOutcome::Valid);
     h["nodes"] = json!(2);

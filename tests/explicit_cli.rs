@@ -1,14 +1,9 @@
 //! `shapemc samples`: output formats and exit codes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
-use std::path::Path;
 use std::process::Command;
 
-fn bench(rel: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/bench")
-        .join(rel)
-}
+mod bench_util;
 
 fn samples(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_shapemc"))
@@ -25,11 +20,11 @@ fn samples(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn text_dot_json_on_a_dll_task() {
-    let f = bench("seeds/dll_concat.c");
-    if !f.is_file() {
-        eprintln!("skipped: {} not found", f.display());
+    let Some(f) =
+        bench_util::shared_bench_path("text_dot_json_on_a_dll_task", "seeds/dll_concat.c")
+    else {
         return;
-    }
+    };
     let f = f.to_string_lossy().into_owned();
     let (rc, out, err) = samples(&[&f]);
     assert_eq!(rc, 0, "{err}");
@@ -80,8 +75,11 @@ fn text_dot_json_on_a_dll_task() {
 fn exit_codes() {
     let (rc, _, err) = samples(&["/nonexistent/x.c"]);
     assert_eq!(rc, 2, "{err}");
-    let f = bench("svcomp/heap-manipulation__bubble_sort_linux-1.c");
-    if f.is_file() {
+    // an unsupported construct: exit 3
+    if let Some(f) = bench_util::shared_bench_path(
+        "exit_codes (unsupported input)",
+        "svcomp/heap-manipulation__bubble_sort_linux-1.c",
+    ) {
         let (rc, _, err) = samples(&[&f.to_string_lossy()]);
         assert_eq!(rc, 3, "{err}");
         assert!(err.contains("unsupported"), "{err}");

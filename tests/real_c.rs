@@ -4,6 +4,7 @@
 //! counterexample `simulate --replay` replays.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
+mod bench_util;
 mod cli_util;
 
 use cli_util::*;
@@ -25,7 +26,7 @@ fn gcc_preprocess(src: &Path, out: &Path, args: &[&str]) -> bool {
             cmd.arg("-m32");
         }
         let Ok(r) = cmd.args(["-E", "-P"]).args(args).arg(src).output() else {
-            eprintln!("SKIPPED: gcc is not installed");
+            bench_util::skip("real_c (gcc-preprocessed input)", "gcc is not installed");
             return false;
         };
         if r.status.success() {
@@ -33,7 +34,10 @@ fn gcc_preprocess(src: &Path, out: &Path, args: &[&str]) -> bool {
             return true;
         }
     }
-    eprintln!("SKIPPED: gcc cannot preprocess {}", src.display());
+    bench_util::skip(
+        "real_c (gcc-preprocessed input)",
+        &format!("gcc cannot preprocess {}", src.display()),
+    );
     false
 }
 

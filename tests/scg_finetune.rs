@@ -175,10 +175,25 @@ fn oracle_calls_are_logarithmic_on_chains() {
     );
 }
 
-/// FineTune over the whole universe of three fields (2,664 SCGs) stays fast and
-/// correct: the situation after Refine extends E(σ) to everything not coarser.
+/// FineTune over the whole universe of three fields (2,664 SCGs) is correct: the
+/// situation after Refine extends E(σ) to everything not coarser.
 #[test]
-fn whole_universe_search_is_fast() {
+fn whole_universe_search_finds_the_target() {
+    whole_universe_search();
+}
+
+/// ... and fast: 0.5 s with the order computed once per search; 47.5 s when every
+/// round recomputed `leq` over all candidate pairs. A wall-clock bound, kept out of
+/// the default run (it fails under load, not on a bug).
+#[test]
+#[ignore = "wall-clock bound; scripts/timing runs it on an idle machine"]
+fn timing_whole_universe_search() {
+    let took = whole_universe_search();
+    assert!(took.as_secs() < 5, "{took:?}");
+}
+
+/// The search of [`whole_universe_search_finds_the_target`]; returns its time.
+fn whole_universe_search() -> std::time::Duration {
     let lat = lattice();
     let fields: Vec<String> = ["f", "g", "h"].iter().map(|s| s.to_string()).collect();
     let universe = lat.universe(&fields);
@@ -195,9 +210,7 @@ fn whole_universe_search_is_fast() {
         universe.len()
     );
     assert_eq!(res, target);
-    // 0.5 s with the order computed once per search; 47.5 s when every round
-    // recomputed `leq` over all candidate pairs
-    assert!(took.as_secs() < 5, "{took:?}");
+    took
 }
 
 #[test]

@@ -10,6 +10,9 @@ use shapemc::frontend::{parse_file, FrontendOptions};
 use shapemc::scg::{Lattice, Scg, TrackingDef};
 use shapemc::shape::{class_for, fixpoint, pointer_vars, ShapeCpa, ShapePrec, ShapeState};
 use shapemc::tvla::{Kleene, PredSym, ShapeClass};
+mod bench_util;
+
+use bench_util::{shared_bench_path, unreach_tasks};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,14 +24,11 @@ fn parse(rel: &str) -> Program {
     parse_file(&bench(rel), &FrontendOptions::default()).unwrap_or_else(|e| panic!("{rel}: {e:?}"))
 }
 
-/// A task of ../shared/bench, or None (the test is skipped, as the other bench tests
-/// are) when the checkout has no shared benchmarks beside it.
-fn parse_shared(rel: &str) -> Option<Program> {
-    if !bench(rel).is_file() {
-        eprintln!("skipped: {rel} not found");
-        return None;
-    }
-    Some(parse(rel))
+/// The task `sub` of the shared benchmarks, or None when they are absent (`test` is
+/// skipped).
+fn parse_shared(test: &str, sub: &str) -> Option<Program> {
+    let f = shared_bench_path(test, sub)?;
+    Some(parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{sub}: {e:?}")))
 }
 
 fn struct_id(p: &Program, name: &str) -> StructId {
@@ -164,8 +164,16 @@ fn sll_reverse_keeps_acyclicity() {
     assert!(!fx.incomplete && fx.errors.is_empty());
 }
 
+/// The absolute path of `sub` in the shared benchmarks (for [`parse`]).
+fn shared(sub: &str) -> String {
+    bench_util::shared_bench_dir()
+        .join(sub)
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn seeds(name: &str) -> String {
-    format!("../shared/bench/seeds/{name}")
+    format!("seeds/{name}")
 }
 
 /// ART nodes after the concatenation in `main` of dll_concat(_bug).c: in `assert_dll`,
@@ -191,7 +199,7 @@ fn dll_prec(p: &Program) -> (StructId, ShapePrec) {
 
 #[test]
 fn dll_concat_keeps_cancellation() {
-    let Some(p) = parse_shared(&seeds("dll_concat.c")) else {
+    let Some(p) = parse_shared("dll_concat_keeps_cancellation", &seeds("dll_concat.c")) else {
         return;
     };
     let (sid, prec) = dll_prec(&p);
@@ -231,7 +239,10 @@ fn dll_concat_keeps_cancellation() {
 
 #[test]
 fn dll_concat_bug_loses_cancellation() {
-    let Some(p) = parse_shared(&seeds("dll_concat_bug.c")) else {
+    let Some(p) = parse_shared(
+        "dll_concat_bug_loses_cancellation",
+        &seeds("dll_concat_bug.c"),
+    ) else {
         return;
     };
     let (sid, prec) = dll_prec(&p);
@@ -256,7 +267,7 @@ fn dll_concat_bug_loses_cancellation() {
 }
 
 fn gdsl(name: &str) -> String {
-    format!("../shared/bench/gdsl/{name}")
+    format!("gdsl/{name}")
 }
 
 /// A hand-made tree class (as in `tests/tvla_fixpoint.rs`): all `struct tp *` variables
@@ -357,7 +368,10 @@ fn library_tree_parent_class_keeps_acyclicity_through_a_rotation() {
 #[test]
 fn tree_rotation_bug_is_found() {
     // gdsl: rotate_left forgets the father pointer of the moved subtree
-    let Some(p) = parse_shared(&gdsl("treep_rotate_left_bug.c")) else {
+    let Some(p) = parse_shared(
+        "tree_rotation_bug_is_found",
+        &gdsl("treep_rotate_left_bug.c"),
+    ) else {
         return;
     };
     let (_, prec) = treep_hand(&p);
@@ -374,7 +388,7 @@ fn tree_rotation_bug_is_found() {
 /// (merge-sep + coverage) and with the joined worklist (`shape::fixpoint`). Run with
 /// `cargo test --release --test shape_fixpoint -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "measurement: prints a table of sizes and times (cargo test --release ... -- --ignored --nocapture)"]
 fn shape_fixpoint_benchmark() {
     let sll = || {
         let p = parse("tests/data/shape/sll_reverse.c");
@@ -390,7 +404,7 @@ fn shape_fixpoint_benchmark() {
         (p, ShapePrec::single(sid, cl))
     };
     let dll = |f: &str| {
-        let p = parse(&seeds(f));
+        let p = parse(&shared(&seeds(f)));
         let (_, prec) = dll_prec(&p);
         (p, prec)
     };
@@ -406,7 +420,7 @@ fn shape_fixpoint_benchmark() {
         ("treep_rotate_root", tree(TREE_ROOT)),
         (
             "treep_rotate_left_bug",
-            tree(&gdsl("treep_rotate_left_bug.c")),
+            tree(&shared(&gdsl("treep_rotate_left_bug.c"))),
         ),
     ];
     println!("| program | ART outcome | ART nodes | max structures/location | ART time | worklist posts | worklist structures (max/total) | worklist time |");
@@ -484,28 +498,24 @@ fn traps_are_never_proven_safe() {
 /// may get a complete ART. Tasks the front end rejects are skipped; each run is bounded
 /// by nodes and time. `SHAPE_SUITES` (comma-separated dirs) overrides the suites.
 #[test]
-#[ignore]
+#[ignore = "runs every bug task (up to 20 s each)"]
 fn bug_tasks_are_never_proven_safe() {
     use shapemc::tvla::families as fam;
-    let suites = std::env::var("SHAPE_SUITES")
-        .unwrap_or("benchmarks,../shared/bench/seeds,../shared/bench/gdsl".into());
+    let suites: Vec<PathBuf> = match std::env::var("SHAPE_SUITES") {
+        Ok(s) => s.split(',').map(bench).collect(),
+        Err(_) => {
+            let shared = bench_util::shared_bench_dir();
+            vec![
+                bench("benchmarks"),
+                shared.join("seeds"),
+                shared.join("gdsl"),
+            ]
+        }
+    };
     let (mut ran, mut safe_proofs, mut bugs) = (0, 0, 0);
-    for dir in suites.split(',') {
-        let Ok(rd) = std::fs::read_dir(bench(dir)) else {
-            continue;
-        };
-        let mut ymls: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "yml"))
-            .collect();
-        ymls.sort();
-        for yml in ymls {
-            let text = std::fs::read_to_string(&yml).unwrap_or_default();
-            if !text.contains("unreach-call") {
-                continue;
-            }
-            let expected_false = text.contains("expected_verdict: false");
-            let c = yml.with_extension("c");
+    for dir in suites {
+        for (c, safe) in unreach_tasks(&dir) {
+            let expected_false = !safe;
             let Ok(p) = parse_file(&c, &FrontendOptions::default()) else {
                 continue;
             };

@@ -94,7 +94,7 @@ fn median_ms(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
 }
 
 #[test]
-#[ignore]
+#[ignore = "measurement: prints path-analysis times by path length, checks nothing"]
 fn bench_scaling() {
     println!("path\tops\tfeasibility_ms\tinterpolation_ms\tvalidation_ms\trefine_total_ms\tcore");
     let cases = [10usize, 100, 200, 500, 1000]
@@ -152,11 +152,26 @@ fn bench_scaling() {
 }
 
 /// The 200-op target: decided and interpolated (with validation) well under 100 ms in
-/// release builds; this test only guards against blow-ups (generous bound, debug build),
-/// and checks that the interpolants stay small (no store chains into objects allocated
-/// later on the path, no accumulated bounds), which is what keeps the cost near-linear.
+/// release builds. This test checks that the interpolants stay small (no store chains
+/// into objects allocated later on the path, no accumulated bounds), which is what
+/// keeps the cost near-linear.
 #[test]
-fn two_hundred_op_path_is_fast_enough() {
+fn two_hundred_op_path_has_small_interpolants() {
+    two_hundred_op_path();
+}
+
+/// The wall-clock guard against blow-ups of [`two_hundred_op_path_has_small_interpolants`]
+/// (a generous 3 s in debug builds), kept out of the default run: it fails under load,
+/// not on a bug.
+#[test]
+#[ignore = "wall-clock bound; scripts/timing runs it on an idle machine"]
+fn timing_two_hundred_op_path() {
+    let took = two_hundred_op_path();
+    assert!(took.as_secs_f64() < 3.0, "{took:?}");
+}
+
+/// Refines the 200-op path and checks its interpolants; returns the time it took.
+fn two_hundred_op_path() -> std::time::Duration {
     let (prog, path) = dll_path(200);
     let t = Instant::now();
     let opts = InterpolationOptions {
@@ -182,12 +197,12 @@ fn two_hundred_op_path_is_fast_enough() {
         }
         PathAnalysis::Feasible(m) => panic!("feasible: {m:?}"),
     }
-    assert!(t.elapsed().as_secs_f64() < 3.0, "{:?}", t.elapsed());
+    t.elapsed()
 }
 
 /// Feasibility cost with/without core minimisation and allocation failure.
 #[test]
-#[ignore]
+#[ignore = "measurement: prints feasibility times with and without core minimisation"]
 fn bench_probe() {
     for never in [true, false] {
         for minimize in [false, true] {
@@ -214,7 +229,7 @@ fn bench_probe() {
 
 /// Prints some interpolants of the 200-op pointer path (they should stay small).
 #[test]
-#[ignore]
+#[ignore = "inspection: prints interpolants of the 200-op path, checks nothing"]
 fn bench_profile() {
     let (prog, path) = dll_path(200);
     let o = InterpolationOptions {
@@ -231,7 +246,7 @@ fn bench_profile() {
 
 /// Encoding vs. feasibility time (with/without core minimisation).
 #[test]
-#[ignore]
+#[ignore = "measurement: prints encoding and feasibility times, checks nothing"]
 fn bench_small_probe() {
     for n in [10usize, 200, 1000] {
         let (prog, path) = dll_path(n);
@@ -258,7 +273,7 @@ fn bench_small_probe() {
 /// Start-up cost of Z3 solver kinds on a trivial query (the default solver's probes
 /// cost ~10 ms per check; `QF_AUFLIA` ~0.2 ms).
 #[test]
-#[ignore]
+#[ignore = "measurement: compares solver logics, checks nothing"]
 fn bench_solver_kinds() {
     use z3::ast::Int;
     let x = Int::new_const("x");

@@ -1,0 +1,42 @@
+//! Helpers of the library's unit tests: the shared benchmarks, found and skipped the
+//! way the integration tests do (`tests/bench_util`): `$SHAPEMC_SHARED_BENCH`, else
+//! `../shared/bench` beside the checkout; a test that needs them and finds them absent
+//! records a `SKIPPED:` line (stderr, and the file `$SHAPEMC_TEST_SKIPS` names, which
+//! `scripts/test` counts) and returns.
+//!
+//! Not used yet: the tests of `promote` and `fieldptr` (`promote::tests::load`) still
+//! read `../shared/bench/seeds` directly and fail without it; those files are being
+//! changed elsewhere, so they move to [`shared_bench_path`] with that change.
+#![allow(dead_code)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The shared benchmark folder (it may not exist).
+pub(crate) fn shared_bench_dir() -> PathBuf {
+    match std::env::var_os("SHAPEMC_SHARED_BENCH") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench"),
+    }
+}
+
+/// `sub` of the shared benchmarks, or None after recording that `test` is skipped
+/// because it is absent.
+pub(crate) fn shared_bench_path(test: &str, sub: &str) -> Option<PathBuf> {
+    let p = shared_bench_dir().join(sub);
+    if p.exists() {
+        return Some(p);
+    }
+    let line = format!("SKIPPED: {test}: {} absent", p.display());
+    eprintln!("{line}");
+    if let Some(f) = std::env::var_os("SHAPEMC_TEST_SKIPS") {
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(f)
+        {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+    None
+}
