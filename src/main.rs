@@ -21,5 +21,14 @@ fn main() {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
-    std::process::exit(shapemc::cli::run(cli));
+    let code = shapemc::cli::run(cli);
+    // Everything the run writes is written: files are closed by now, stdout is flushed
+    // here. `_exit` then ends the process without C exit handlers, so a portfolio thread
+    // that is still inside a long Z3 query (cancelled, but not yet at a check) cannot
+    // crash in libz3's static destructors after the verdict was printed.
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` is always safe to call; it never returns.
+    unsafe { libc::_exit(code) }
 }

@@ -153,6 +153,25 @@ fn one_thread_runs_no_portfolio() {
 }
 
 #[test]
+fn a_decided_portfolio_waits_for_its_other_thread() {
+    // a regression: a run printed SAFE, then crashed in libz3 while the process exited
+    // under the cancelled thread; the portfolio now waits for it (bounded) and `main`
+    // ends through `_exit`
+    let out = assert_safe_with_checked_certificate(
+        &data("slist_head_safe.c"),
+        &["--jobs", "2", "--promote", "auto"],
+    );
+    assert!(
+        out.contains("portfolio: the program as written and the promoted"),
+        "{out}"
+    );
+    assert!(
+        out.contains("portfolio: the other analysis stopped"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_kernel_style_intrusive_list_is_lowered_through_its_container() {
     // `&j->link` is `j`, `container_of(p, struct job, link)` is `p` and the list head
     // is a `struct job` object of its own (see `frontend::intrusive`); the bug's

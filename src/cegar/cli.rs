@@ -368,6 +368,7 @@ fn verify_portfolio(
             Side::Promoted if rep.verdict == Verdict::Safe => {
                 cancel[0].cancel();
                 log.push(note.clone());
+                log.push(wait_for_cancelled(&rx));
                 let mut rep = rep;
                 rep.log.splice(0..0, log);
                 rep.stats.time_total_s = started.elapsed().as_secs_f64();
@@ -397,6 +398,7 @@ fn verify_portfolio(
         }
     }
     cancel[1].cancel();
+    let stopped = wait_for_cancelled(&rx);
     let mut rep = match as_written {
         Some(rep) => rep,
         None => VerifyReport {
@@ -416,9 +418,42 @@ fn verify_portfolio(
             "{note}: stopped, the program as written answered first"
         ));
     }
+    log.push(stopped);
     rep.log.splice(0..0, log);
     rep.stats.time_total_s = started.elapsed().as_secs_f64();
     rep
+}
+
+/// How long a decided portfolio waits for its cancelled thread to stop. The analyses
+/// check their [`crate::art::Cancel`] between ART nodes and refinement steps, so this is
+/// only reached inside one long Z3 query; the process then ends through `_exit`
+/// (`main`), which runs no exit handler under that thread's feet.
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits until every portfolio thread has ended (the channel is disconnected: each
+/// thread drops its sender when it ends) or [`CANCEL_WAIT`] has passed, and says which.
+/// A thread still running when the process ends could be inside libz3 while its static
+/// destructors run, which crashed a run that had already printed its verdict.
+fn wait_for_cancelled(rx: &crossbeam::channel::Receiver<(Side, VerifyReport)>) -> String {
+    let start = std::time::Instant::now();
+    let deadline = start + CANCEL_WAIT;
+    loop {
+        match rx.recv_deadline(deadline) {
+            Ok(_) => continue,
+            Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
+                return format!(
+                    "portfolio: the other analysis stopped {:.2} s after the answer",
+                    start.elapsed().as_secs_f64()
+                )
+            }
+            Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
+                return format!(
+                    "portfolio: the other analysis was still running {:.0} s after the answer",
+                    CANCEL_WAIT.as_secs_f64()
+                )
+            }
+        }
+    }
 }
 
 /// The report of a run on a promoted program as one on the original: a proof carries
