@@ -259,6 +259,15 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Whether the expression is a truth value (0 or 1 whatever it reads): a comparison
+    /// or a logical negation.
+    pub fn is_boolean(&self) -> bool {
+        match self {
+            Expr::Binary(op, _, _) => op.is_comparison(),
+            Expr::Unary(UnOp::Not, _) => true,
+            _ => false,
+        }
+    }
     /// `a op b`.
     pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
         Expr::Binary(op, Box::new(a), Box::new(b))

@@ -109,6 +109,14 @@ fn a_struct_of_callbacks() {
 }
 
 #[test]
+fn a_flag_passed_as_an_argument_and_stored_in_each_node() {
+    // a regression: `node_new(nondet() != 0, ..)` stores the parameter in `data`; with
+    // the parameter ⊤ the store knew nothing and refinement failed ("interpolants need
+    // facts this analysis does not track: node_new::n->data == 0")
+    safe_and_bug("param_flag");
+}
+
+#[test]
 fn a_call_through_a_null_callback_is_undefined_behaviour() {
     let f = data("null_callback.c");
     let (code, out) = shapemc(&["verify", f.to_str().expect("utf8"), "--timeout", "60"]);

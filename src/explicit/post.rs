@@ -155,9 +155,18 @@ impl<'p> Domain<'p> {
                     if let Some(r) = f.ret {
                         set_top(&mut t, r);
                     }
-                    for (&p, &v) in f.params.iter().zip(&vals) {
+                    let mut split = Vec::new();
+                    for ((&p, &v), a) in f.params.iter().zip(&vals).zip(args) {
+                        if v == Value::Top && a.is_boolean() && tracked(p) {
+                            split.push(p);
+                        }
                         self.assign(&mut t, p, v, tracked);
                     }
+                    let mut out = vec![t];
+                    for p in split {
+                        out = out.into_iter().flat_map(|u| split_boolean(u, p)).collect();
+                    }
+                    return Ok(out);
                 } else {
                     let v = f.ret.map_or(Value::Top, |r| s.var(r));
                     for &x in f.params.iter().chain(&f.locals) {
@@ -240,6 +249,9 @@ impl<'p> Domain<'p> {
             Op::Skip | Op::Error | Op::Halt => {}
             Op::Assign { dst, src } => {
                 let v = eval(s, src);
+                if v == Value::Top && src.is_boolean() && tracked(*dst) {
+                    return Ok(split_boolean(t, *dst));
+                }
                 self.assign(&mut t, *dst, v, tracked);
             }
             Op::Nondet { dst } => set_top(&mut t, *dst),
@@ -599,6 +611,23 @@ pub fn truth(v: Value) -> Option<bool> {
         Value::Int(n) => Some(n != 0),
         Value::Ptr { .. } => Some(true),
     }
+}
+
+/// `t` with the tracked variable `x` set to 0 and to 1: the exact post of assigning
+/// `x` a comparison whose value the state does not know (two successors instead of
+/// one with `x` ⊤, so that a later `p->data = x` stores a known value).
+fn split_boolean(t: ExplicitState, x: VarId) -> Successors {
+    [0, 1]
+        .into_iter()
+        .map(|b| {
+            let mut u = t.clone();
+            if let Some(slot) = u.vars.get_mut(x) {
+                *slot = Value::Int(b);
+            }
+            u.canonicalize();
+            u
+        })
+        .collect()
 }
 
 /// Evaluates a pure expression on a state.

@@ -1424,3 +1424,33 @@ fn state_round_trips_through_json() {
     let back: ExplicitState = serde_json::from_str(&j).unwrap();
     assert_eq!(back, h);
 }
+
+#[test]
+fn a_comparison_of_unknowns_assigned_to_a_tracked_variable_is_0_or_1() {
+    // `i0 = (i0 != 0)` with i0 ⊤: two exact successors instead of one ⊤, so that a
+    // later store of i0 into a field knows the stored value (tests/real_c param_flag)
+    let prog = op_prog();
+    let d = Domain::new(&prog, false);
+    let h0 = d.initial();
+    let assign = Op::Assign {
+        dst: 2,
+        src: Expr::bin(BinOp::Ne, Expr::Var(2), Expr::Int(0)),
+    };
+    let r = d.post_op(&h0, &assign, &all).unwrap();
+    let vals: Vec<Value> = r.iter().map(|s| s.var(2)).collect();
+    assert_eq!(vals, vec![Value::Int(0), Value::Int(1)]);
+    // untracked: one successor, ⊤
+    let r = d.post_op(&h0, &assign, &|x| x != 2).unwrap();
+    assert_eq!(r.len(), 1);
+    assert!(r[0].var(2).is_top());
+    // a known operand: the one value
+    let h = one(d.post_op(
+        &h0,
+        &Op::Assign {
+            dst: 2,
+            src: Expr::Int(5),
+        },
+        &all,
+    ));
+    assert_eq!(one(d.post_op(&h, &assign, &all)).var(2), Value::Int(1));
+}

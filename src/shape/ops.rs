@@ -1031,15 +1031,6 @@ fn assume(prog: &Program, s: &mut ShapeState, cond: &Expr, known: &[(VarId, i64)
     }
 }
 
-/// Whether `e` is a truth value (0 or 1): a comparison or a logical negation.
-fn is_boolean(e: &Expr) -> bool {
-    match e {
-        Expr::Binary(op, _, _) => op.is_comparison(),
-        Expr::Unary(UnOp::Not, _) => true,
-        _ => false,
-    }
-}
-
 /// `cond` (or its negation, if `!positive`) as a disjunction of conjunctions of
 /// comparisons whose operands are not truth values, when `cond` is built from
 /// comparisons by `!` and by `==`/`!=` between truth values or with 0; at most `max`
@@ -1057,7 +1048,7 @@ fn boolean_dnf(cond: &Expr, positive: bool, max: usize) -> Option<Vec<Vec<Expr>>
     };
     match cond {
         Expr::Unary(UnOp::Not, e) => boolean_dnf(e, !positive, max),
-        Expr::Binary(rel @ (BinOp::Eq | BinOp::Ne), a, b) if is_boolean(a) && is_boolean(b) => {
+        Expr::Binary(rel @ (BinOp::Eq | BinOp::Ne), a, b) if a.is_boolean() && b.is_boolean() => {
             // a == b is (a & b) | (!a & !b); a != b is (a & !b) | (!a & b)
             let same = (*rel == BinOp::Eq) == positive;
             let mut out = and(boolean_dnf(a, true, max)?, boolean_dnf(b, same, max)?)?;
@@ -1068,9 +1059,10 @@ fn boolean_dnf(cond: &Expr, positive: bool, max: usize) -> Option<Vec<Vec<Expr>>
             (out.len() <= max).then_some(out)
         }
         Expr::Binary(rel @ (BinOp::Eq | BinOp::Ne), a, b)
-            if (is_boolean(a) && **b == Expr::Int(0)) || (is_boolean(b) && **a == Expr::Int(0)) =>
+            if (a.is_boolean() && **b == Expr::Int(0))
+                || (b.is_boolean() && **a == Expr::Int(0)) =>
         {
-            let e = if is_boolean(a) { a } else { b };
+            let e = if a.is_boolean() { a } else { b };
             boolean_dnf(e, (*rel == BinOp::Ne) == positive, max)
         }
         Expr::Binary(rel, _, _) if rel.is_comparison() => Some(vec![vec![if positive {

@@ -385,12 +385,7 @@ fn stored_facts(
         return vec![(BinOp::Eq, v)];
     }
     // a comparison (`nondet() != 0`, `!x`) is 0 or 1
-    let boolean = match src {
-        Expr::Binary(op, ..) => op.is_comparison(),
-        Expr::Unary(op, _) => *op == crate::cfa::UnOp::Not,
-        _ => false,
-    };
-    if boolean {
+    if src.is_boolean() {
         return vec![(BinOp::Ge, 0), (BinOp::Le, 1)];
     }
     let (Expr::Var(x), Some((cube, prec))) = (src, cube) else {
