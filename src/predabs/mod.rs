@@ -445,6 +445,32 @@ pub struct PredAbs {
     cache: RefCell<FxHashMap<CacheKey, Option<Cube>>>,
     stats: RefCell<PostStats>,
     deadline: Cell<Option<Instant>>,
+    /// One solver for all posts, with its timeout: a fresh solver per post paid for
+    /// Z3's parameter validation (`set_params`) each time. Each post runs inside a
+    /// `push`/`pop` scope ([`ScopedSolver`]), so no assertion outlives its post.
+    pooled: RefCell<Option<(z3::Solver, u32)>>,
+}
+
+/// The pooled solver of a [`PredAbs`] inside one `push`; `pop` on drop.
+struct ScopedSolver<'a>(std::cell::RefMut<'a, Option<(z3::Solver, u32)>>);
+
+impl std::ops::Deref for ScopedSolver<'_> {
+    type Target = z3::Solver;
+    fn deref(&self) -> &z3::Solver {
+        // constructed only with `Some` (see `PredAbs::solver`)
+        match &*self.0 {
+            Some((s, _)) => s,
+            None => unreachable!("a ScopedSolver holds a solver"),
+        }
+    }
+}
+
+impl Drop for ScopedSolver<'_> {
+    fn drop(&mut self) {
+        if let Some((s, _)) = &*self.0 {
+            s.pop(1);
+        }
+    }
 }
 
 impl PredAbs {
@@ -467,7 +493,11 @@ impl PredAbs {
         self.deadline.set(deadline);
     }
 
-    fn solver(&self) -> z3::Solver {
+    /// The pooled solver, in a fresh `push` scope, with a timeout of at most the
+    /// per-query timeout and the time left before the deadline: the pooled one is kept
+    /// while its timeout is within that bound and at least half of it (a shorter one
+    /// only decides less, which is sound), else replaced.
+    fn solver(&self) -> ScopedSolver<'_> {
         let mut ms = self.timeout_ms;
         if let Some(d) = self.deadline.get() {
             let left = d.saturating_duration_since(Instant::now()).as_millis() as u32;
@@ -477,13 +507,21 @@ impl PredAbs {
                 ms.min(left.max(1))
             };
         }
-        let s = z3::Solver::new();
-        if ms > 0 {
-            let mut p = z3::Params::new();
-            p.set_u32("timeout", ms);
-            s.set_params(&p);
+        let mut pooled = self.pooled.borrow_mut();
+        let keep = matches!(&*pooled, Some((_, set)) if *set == ms || (ms > 0 && *set > 0 && *set <= ms && *set >= ms / 2));
+        if !keep {
+            let s = z3::Solver::new();
+            if ms > 0 {
+                let mut p = z3::Params::new();
+                p.set_u32("timeout", ms);
+                s.set_params(&p);
+            }
+            *pooled = Some((s, ms));
         }
-        s
+        if let Some((s, _)) = &*pooled {
+            s.push();
+        }
+        ScopedSolver(pooled)
     }
 
     fn check(&self, s: &z3::Solver) -> SatResult {
@@ -541,6 +579,7 @@ impl PredAbs {
             return Some(Cube(out));
         }
         let solver = self.solver();
+        let solver = &*solver;
         let mut pre_var = |v: VarId| {
             range_of.insert(v);
             pre(v)
@@ -563,13 +602,13 @@ impl PredAbs {
         for c in &conj {
             solver.assert(c);
         }
-        if blocking && self.check(&solver) == SatResult::Unsat {
+        if blocking && self.check(solver) == SatResult::Unsat {
             return None;
         }
         for (id, b) in undecided {
             solver.push();
             solver.assert(b.not());
-            let r = self.check(&solver);
+            let r = self.check(solver);
             solver.pop(1);
             if r == SatResult::Unsat {
                 out.push((id, true));
@@ -577,7 +616,7 @@ impl PredAbs {
             }
             solver.push();
             solver.assert(&b);
-            let r = self.check(&solver);
+            let r = self.check(solver);
             solver.pop(1);
             if r == SatResult::Unsat {
                 out.push((id, false));

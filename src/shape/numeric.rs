@@ -100,6 +100,16 @@ type MemoKey = (Affine, Vec<bool>, i128, Vec<Vec<Constraint>>);
 
 thread_local! {
     static MEMO: RefCell<FxHashMap<MemoKey, bool>> = RefCell::new(FxHashMap::default());
+    /// One solver per thread (Z3's context is per thread), each check inside a
+    /// `push`/`pop`: a fresh solver per check paid for Z3's parameter validation
+    /// (`set_params`) every time.
+    static SOLVER: Solver = {
+        let solver = Solver::new();
+        let mut p = z3::Params::new();
+        p.set_u32("timeout", 2000);
+        solver.set_params(&p);
+        solver
+    };
 }
 
 /// Is there an integer point of `a` (counters, then the nodes of `s`) with every node
@@ -159,10 +169,27 @@ fn check(a: &Affine, nv: usize, n: usize, cells: i128, any_of: &[Vec<Constraint>
             Int::add(&terms)
         }
     };
-    let solver = Solver::new();
-    let mut p = z3::Params::new();
-    p.set_u32("timeout", 2000);
-    solver.set_params(&p);
+    SOLVER.with(|solver| {
+        solver.push();
+        let r = decide(solver, a, nv, n, cells, any_of, &xs, &sum, &lit);
+        solver.pop(1);
+        r
+    })
+}
+
+/// The query of [`check`] on `solver` (inside its `push`).
+#[allow(clippy::too_many_arguments)]
+fn decide(
+    solver: &Solver,
+    a: &Affine,
+    nv: usize,
+    n: usize,
+    cells: i128,
+    any_of: &[Vec<Constraint>],
+    xs: &[Int],
+    sum: &dyn Fn(&[i128]) -> Int,
+    lit: &dyn Fn(i128) -> Int,
+) -> bool {
     for r in a.rows() {
         solver.assert(sum(&r[..a.dims()]).eq(lit(r[a.dims()])));
     }
@@ -217,4 +244,27 @@ pub fn may_overflow(a: &Affine, nv: usize, s: &Structure, cells: i128, e: &Linea
         rel: BinOp::Gt,
     };
     satisfiable(a, nv, s, cells, &[vec![below], vec![above]])
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::*;
+
+    #[test]
+    fn the_pooled_solver_keeps_no_assertion_between_checks() {
+        // one counter x0 = 5, no nodes: x0 == 7 is unsatisfiable, x0 == 5 is not, in
+        // any order on the thread's one solver
+        let mut a = Affine::top(1);
+        a.add_eq(&[1], 5);
+        let is = |k: i128| {
+            vec![Constraint {
+                form: (vec![1], -k),
+                rel: BinOp::Eq,
+            }]
+        };
+        assert!(!check(&a, 1, 0, 0, &[is(7)]));
+        assert!(check(&a, 1, 0, 0, &[is(5)]));
+        assert!(!check(&a, 1, 0, 0, &[is(7)]));
+        assert!(check(&a, 1, 0, 0, &[]));
+    }
 }
