@@ -42,6 +42,7 @@ pub use post::{Domain, ExplicitError};
 pub use sample::{sample_program, Sample, SampleReport, SamplerConfig};
 
 use crate::cfa::{FieldRef, Program, StructId, Ty, VarId};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -349,15 +350,31 @@ impl ExplicitState {
         if self.vars.len() != other.vars.len() {
             return false;
         }
-        let mut fwd: HashMap<Addr, Addr> = HashMap::new(); // other -> self
-        let mut bwd: HashMap<Addr, Addr> = HashMap::new(); // self -> other
+        // a first pass without the maps: most pairs differ in a variable's integer
+        // value or kind (the ART's covering check calls this for every pair at a
+        // location)
+        let kinds_fit = self
+            .vars
+            .iter()
+            .zip(&other.vars)
+            .all(|(s, o)| match (s, o) {
+                (_, Value::Top) => true,
+                (Value::Int(a), Value::Int(b)) => a == b,
+                (Value::Ptr { off: a, .. }, Value::Ptr { off: b, .. }) => a == b,
+                _ => false,
+            });
+        if !kinds_fit {
+            return false;
+        }
+        let mut fwd: FxHashMap<Addr, Addr> = FxHashMap::default(); // other -> self
+        let mut bwd: FxHashMap<Addr, Addr> = FxHashMap::default(); // self -> other
         let mut q: VecDeque<(Addr, Addr)> = VecDeque::new();
         // Matches a value of `other` (o) against one of `self` (s).
         fn unify(
             s: Value,
             o: Value,
-            fwd: &mut HashMap<Addr, Addr>,
-            bwd: &mut HashMap<Addr, Addr>,
+            fwd: &mut FxHashMap<Addr, Addr>,
+            bwd: &mut FxHashMap<Addr, Addr>,
             q: &mut VecDeque<(Addr, Addr)>,
         ) -> bool {
             match (s, o) {
