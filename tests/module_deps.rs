@@ -19,8 +19,8 @@ const ALLOWED_INNER_CYCLES: &[(&[&str], &str)] = &[
     (
         &["frontend::lower", "frontend::types"],
         "the C type translation and the lowering of expressions call each other \
-         (sizeof/typeof of an expression, array sizes); src/frontend/lower.rs is being \
-         split separately",
+         (sizeof/typeof of an expression, array sizes): the type conversions are \
+         methods of the lowering state `lower::Ctx` and report `lower::Unsup`",
     ),
     (
         &["tvla::coerce", "tvla::eval", "tvla::structure"],
