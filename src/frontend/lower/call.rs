@@ -23,6 +23,8 @@ const HALT_FNS: &[&str] = &["abort", "exit", "_Exit"];
 const PURE_EXTERNS: &[&str] = &["printf", "puts", "putchar"];
 
 impl<'c, 't> FnLower<'c, 't> {
+    /// Whether `name` is a function the lowering models itself (error, halt, output,
+    /// nondet, assume and memory functions) rather than calling its body.
     pub(super) fn is_special(&self, name: &str) -> bool {
         ERROR_FNS.contains(&name)
             || HALT_FNS.contains(&name)
@@ -116,6 +118,7 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(())
     }
 
+    /// Lowers a call; `want`: its value is used.
     pub(super) fn call(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
         self.call_h(c, want, None)
     }
@@ -385,7 +388,6 @@ impl<'c, 't> FnLower<'c, 't> {
         }
     }
 
-    /// A call of a function with a body; `ret` receives the result (same type).
     /// The value of call argument `args[i]` for a parameter of type `pty`, for direct
     /// and indirect calls alike: an allocation call is lowered into a temporary, other
     /// values are converted; the value is snapshotted when a later argument has side
@@ -409,6 +411,7 @@ impl<'c, 't> FnLower<'c, 't> {
         })
     }
 
+    /// A call of a function with a body; `ret` receives the result (same type).
     pub(super) fn user_call(&mut self, c: Cursor<'t>, d: Cursor<'t>, ret: Option<VarId>) -> R<()> {
         let src = loc(c);
         let Some(def) = d.definition() else {

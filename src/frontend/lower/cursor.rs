@@ -123,6 +123,7 @@ pub(super) fn direct_callee<'t>(call: Cursor<'t>) -> Option<Cursor<'t>> {
     (d.kind() == CXCursor_FunctionDecl && casts.iter().all(same_type)).then_some(d)
 }
 
+/// Whether `c` is a direct call of `malloc`, `calloc` or `alloca`.
 pub(super) fn is_alloc_call(c: Cursor<'_>) -> bool {
     c.kind() == CXCursor_CallExpr
         && direct_callee(c).is_some_and(|d| {

@@ -11,6 +11,8 @@ use crate::frontend::types::CTy;
 use clang_sys::*;
 
 impl<'c, 't> FnLower<'c, 't> {
+    /// The variable a reference at `at` to the declaration `decl` denotes (a local, or
+    /// a global registered on first use).
     pub(super) fn var_of(&mut self, decl: Cursor<'t>, at: Cursor<'t>) -> R<VarId> {
         let key = decl.canonical();
         if let Some(&v) = self.locals.get(&key) {
@@ -27,6 +29,8 @@ impl<'c, 't> FnLower<'c, 't> {
         unsup(at, "internal: reference to an unknown variable")
     }
 
+    /// Lowers a local variable declaration with its initialiser (static and extern
+    /// ones are globals).
     pub(super) fn decl_var(&mut self, d: Cursor<'t>) -> R<()> {
         let src = loc(d);
         if matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern) {

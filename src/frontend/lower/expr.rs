@@ -13,6 +13,7 @@ use crate::frontend::intrusive;
 use crate::frontend::types::{is_fn_ptr, is_fn_type, range_includes, wrap_const, CTy, BOOL};
 use clang_sys::*;
 
+/// The zero of type `t` (NULL for pointers).
 pub(super) fn zero(t: &Ty) -> Expr {
     if t.is_ptr() {
         Expr::Null
@@ -30,6 +31,7 @@ pub(super) fn as_comparison(e: Expr, ty: &Ty) -> Expr {
     }
 }
 
+/// Whether `e` is a constant (an integer or NULL).
 pub(super) fn is_const(e: &Expr) -> bool {
     matches!(e, Expr::Int(_) | Expr::Null)
 }
@@ -118,6 +120,9 @@ impl<'c, 't> FnLower<'c, 't> {
 
     // ----- conversions -----
 
+    /// `e` of type `from` converted to `to` (wrapped, compared with zero for `_Bool`);
+    /// conversions between integers and pointers are refused, but for 0 to NULL and a
+    /// pointer to `_Bool`.
     pub(super) fn convert(&mut self, e: Expr, from: &Ty, to: &Ty, at: Cursor<'t>) -> R<Expr> {
         if from == to {
             return Ok(e);
@@ -308,6 +313,7 @@ impl<'c, 't> FnLower<'c, 't> {
         }
     }
 
+    /// The operand of a cast or parenthesised expression `c`.
     pub(super) fn only_child(&self, c: Cursor<'t>) -> R<Cursor<'t>> {
         let ch = c.expr_children();
         if c.kind() == CXCursor_CStyleCastExpr && ch.len() == 2 {

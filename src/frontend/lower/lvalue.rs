@@ -22,6 +22,7 @@ pub(super) enum Lv {
 }
 
 impl<'c, 't> FnLower<'c, 't> {
+    /// Lowers the address computation of the lvalue `c`.
     pub(super) fn lv(&mut self, c: Cursor<'t>) -> R<Lv> {
         match c.kind() {
             CXCursor_ParenExpr => self.lv(self.only_child(c)?),
@@ -107,6 +108,7 @@ impl<'c, 't> FnLower<'c, 't> {
         }
     }
 
+    /// The value of `lv` (a load into a temporary for memory).
     pub(super) fn read(&mut self, lv: Lv, at: Cursor<'t>) -> R<Expr> {
         let src = loc(at);
         match lv {
@@ -126,6 +128,7 @@ impl<'c, 't> FnLower<'c, 't> {
         }
     }
 
+    /// Writes `e` into `lv`.
     pub(super) fn write(&mut self, lv: Lv, e: Expr, at: Cursor<'t>) -> R<()> {
         let src = loc(at);
         match lv {
@@ -200,6 +203,7 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(())
     }
 
+    /// The scalar type of `lv` (None for a struct object).
     pub(super) fn lv_ty(&self, lv: &Lv) -> Option<Ty> {
         match lv {
             Lv::Var(v) => Some(self.cx.prog.vars[*v].ty.clone()),

@@ -49,6 +49,7 @@ fn wrap_arith(op: BinOp, e: Expr, ty: &Ty) -> Expr {
 }
 
 impl<'c, 't> FnLower<'c, 't> {
+    /// Lowers a unary operator; `want`: its value is used.
     pub(super) fn unary(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
         let op = c.unary_op();
         let inner = self.only_child(c)?;

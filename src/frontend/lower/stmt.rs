@@ -8,6 +8,7 @@ use crate::frontend::types::wrap_const;
 use clang_sys::*;
 
 impl<'c, 't> FnLower<'c, 't> {
+    /// Lowers a statement at the current location.
     pub(super) fn stmt(&mut self, c: Cursor<'t>) -> R<()> {
         let src = loc(c);
         match c.kind() {
