@@ -187,9 +187,10 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(if post { old } else { new })
     }
 
+    /// Lowers a binary operator (assignments and compound assignments included); `want`:
+    /// its value is used.
     pub(super) fn binary(&mut self, c: Cursor<'t>, want: bool) -> R<Option<Expr>> {
         let k = c.binary_op();
-        let src = loc(c);
         let ch = c.expr_children();
         if ch.len() != 2 {
             return unsup(c, "internal: binary operator arity");
@@ -218,75 +219,8 @@ impl<'c, 't> FnLower<'c, 't> {
                     self.effect(r).map(|_| None)
                 }
             }
-            CXBinaryOperator_LAnd | CXBinaryOperator_LOr => {
-                if want {
-                    let t = self.tmp(Ty::INT);
-                    let (nt, nf, join) = (self.node(src), self.node(src), self.node(src));
-                    self.cond(c, Some(nt), Some(nf))?;
-                    self.cur = nt;
-                    self.emit(
-                        Op::Assign {
-                            dst: t,
-                            src: Expr::Int(1),
-                        },
-                        src,
-                    );
-                    self.jump(join, src);
-                    self.cur = nf;
-                    self.emit(
-                        Op::Assign {
-                            dst: t,
-                            src: Expr::Int(0),
-                        },
-                        src,
-                    );
-                    self.jump(join, src);
-                    self.cur = join;
-                    Ok(Some(Expr::Var(t)))
-                } else {
-                    let (m, join) = (self.node(src), self.node(src));
-                    if k == CXBinaryOperator_LAnd {
-                        self.cond(l, Some(m), Some(join))?;
-                    } else {
-                        self.cond(l, Some(join), Some(m))?;
-                    }
-                    self.cur = m;
-                    self.effect(r)?;
-                    self.jump(join, src);
-                    self.cur = join;
-                    Ok(None)
-                }
-            }
-            CXBinaryOperator_Assign => {
-                if c.ty().canonical().kind() == CXType_Record {
-                    if want {
-                        return unsup(c, "value of a struct assignment");
-                    }
-                    let from = self.lv(strip_noop(r))?;
-                    let to = self.lv(l)?;
-                    self.copy_struct(to, from, c)?;
-                    return Ok(None);
-                }
-                if let Some(v) = self.var_peek(l)? {
-                    self.rhs_into(r, v)?;
-                    return Ok(Some(Expr::Var(v)));
-                }
-                let e = self.rv(r)?;
-                let lv = self.lv(l)?;
-                let rty = self.ety(r)?;
-                let Some(lty) = self.lv_ty(&lv) else {
-                    return unsup(c, "struct assignment");
-                };
-                let e = self.convert(e, &rty, &lty, c)?;
-                let e = if want && !is_const(&e) && !matches!(lv, Lv::Var(_)) {
-                    // keep the stored value available without re-reading memory
-                    self.snapshot(e, lty, src)
-                } else {
-                    e
-                };
-                self.write(lv, e.clone(), c)?;
-                Ok(Some(e))
-            }
+            CXBinaryOperator_LAnd | CXBinaryOperator_LOr => self.logical(c, k, l, r, want),
+            CXBinaryOperator_Assign => self.assign(c, l, r, want),
             CXBinaryOperator_MulAssign
             | CXBinaryOperator_DivAssign
             | CXBinaryOperator_RemAssign
@@ -296,70 +230,186 @@ impl<'c, 't> FnLower<'c, 't> {
             | CXBinaryOperator_ShrAssign
             | CXBinaryOperator_AndAssign
             | CXBinaryOperator_XorAssign
-            | CXBinaryOperator_OrAssign => {
-                let Some(op) = binop(k) else {
-                    return unsup(c, "internal: compound operator");
-                };
-                let lty = self.ety(l)?;
-                if lty.is_ptr() {
-                    return unsup(c, "pointer arithmetic");
-                }
-                let rty = self.ety(r)?;
-                let comp = if matches!(op, BinOp::Shl | BinOp::Shr) {
-                    promote(&lty)
-                } else {
-                    rty.clone()
-                };
-                let re = self.rv(r)?;
-                let lv = self.lv(l)?;
-                let old = self.read(lv.clone(), c)?;
-                let old = self.convert(old, &lty, &comp, c)?;
-                let res = wrap_arith(op, Expr::bin(op, old, re), &comp);
-                let new = self.convert(res, &comp, &lty, c)?;
-                let is_var = matches!(lv, Lv::Var(_));
-                let new = if want && !is_var {
-                    self.snapshot(new, lty, src)
-                } else {
-                    new
-                };
-                self.write(lv.clone(), new.clone(), c)?;
-                Ok(Some(match lv {
-                    Lv::Var(v) => Expr::Var(v),
-                    _ => new,
-                }))
+            | CXBinaryOperator_OrAssign => self.compound_assign(c, k, l, r, want),
+            _ => self.arith(c, k, l, r, fn_ptrs),
+        }
+    }
+
+    /// `l && r` / `l || r`: as a value, a branch that assigns 1 or 0 to a temporary;
+    /// for the effect only, `r` is lowered on the path where `l` does not decide.
+    fn logical(
+        &mut self,
+        c: Cursor<'t>,
+        k: CXBinaryOperatorKind,
+        l: Cursor<'t>,
+        r: Cursor<'t>,
+        want: bool,
+    ) -> R<Option<Expr>> {
+        let src = loc(c);
+        if want {
+            let t = self.tmp(Ty::INT);
+            let (nt, nf, join) = (self.node(src), self.node(src), self.node(src));
+            self.cond(c, Some(nt), Some(nf))?;
+            self.cur = nt;
+            self.emit(
+                Op::Assign {
+                    dst: t,
+                    src: Expr::Int(1),
+                },
+                src,
+            );
+            self.jump(join, src);
+            self.cur = nf;
+            self.emit(
+                Op::Assign {
+                    dst: t,
+                    src: Expr::Int(0),
+                },
+                src,
+            );
+            self.jump(join, src);
+            self.cur = join;
+            Ok(Some(Expr::Var(t)))
+        } else {
+            let (m, join) = (self.node(src), self.node(src));
+            if k == CXBinaryOperator_LAnd {
+                self.cond(l, Some(m), Some(join))?;
+            } else {
+                self.cond(l, Some(join), Some(m))?;
             }
-            _ => {
-                let Some(op) = binop(k) else {
-                    return unsup(c, "binary operator");
-                };
-                let lty = self.ety(l)?;
-                let rty = self.ety(r)?;
-                if (lty.is_ptr() || rty.is_ptr()) && !matches!(op, BinOp::Eq | BinOp::Ne) {
-                    return unsup(c, "pointer arithmetic or relational pointer comparison");
+            self.cur = m;
+            self.effect(r)?;
+            self.jump(join, src);
+            self.cur = join;
+            Ok(None)
+        }
+    }
+
+    /// `l = r`: a struct assignment is a field-by-field copy; a scalar variable receives
+    /// `r` directly; otherwise the converted value is written (and kept in a temporary
+    /// when the value of the assignment is wanted).
+    fn assign(
+        &mut self,
+        c: Cursor<'t>,
+        l: Cursor<'t>,
+        r: Cursor<'t>,
+        want: bool,
+    ) -> R<Option<Expr>> {
+        let src = loc(c);
+        if c.ty().canonical().kind() == CXType_Record {
+            if want {
+                return unsup(c, "value of a struct assignment");
+            }
+            let from = self.lv(strip_noop(r))?;
+            let to = self.lv(l)?;
+            self.copy_struct(to, from, c)?;
+            return Ok(None);
+        }
+        if let Some(v) = self.var_peek(l)? {
+            self.rhs_into(r, v)?;
+            return Ok(Some(Expr::Var(v)));
+        }
+        let e = self.rv(r)?;
+        let lv = self.lv(l)?;
+        let rty = self.ety(r)?;
+        let Some(lty) = self.lv_ty(&lv) else {
+            return unsup(c, "struct assignment");
+        };
+        let e = self.convert(e, &rty, &lty, c)?;
+        let e = if want && !is_const(&e) && !matches!(lv, Lv::Var(_)) {
+            // keep the stored value available without re-reading memory
+            self.snapshot(e, lty, src)
+        } else {
+            e
+        };
+        self.write(lv, e.clone(), c)?;
+        Ok(Some(e))
+    }
+
+    /// `l op= r`: the operation is done in the type of `r` (of the promoted `l` for
+    /// shifts) and its result converted back to the type of `l`.
+    fn compound_assign(
+        &mut self,
+        c: Cursor<'t>,
+        k: CXBinaryOperatorKind,
+        l: Cursor<'t>,
+        r: Cursor<'t>,
+        want: bool,
+    ) -> R<Option<Expr>> {
+        let src = loc(c);
+        let Some(op) = binop(k) else {
+            return unsup(c, "internal: compound operator");
+        };
+        let lty = self.ety(l)?;
+        if lty.is_ptr() {
+            return unsup(c, "pointer arithmetic");
+        }
+        let rty = self.ety(r)?;
+        let comp = if matches!(op, BinOp::Shl | BinOp::Shr) {
+            promote(&lty)
+        } else {
+            rty.clone()
+        };
+        let re = self.rv(r)?;
+        let lv = self.lv(l)?;
+        let old = self.read(lv.clone(), c)?;
+        let old = self.convert(old, &lty, &comp, c)?;
+        let res = wrap_arith(op, Expr::bin(op, old, re), &comp);
+        let new = self.convert(res, &comp, &lty, c)?;
+        let is_var = matches!(lv, Lv::Var(_));
+        let new = if want && !is_var {
+            self.snapshot(new, lty, src)
+        } else {
+            new
+        };
+        self.write(lv.clone(), new.clone(), c)?;
+        Ok(Some(match lv {
+            Lv::Var(v) => Expr::Var(v),
+            _ => new,
+        }))
+    }
+
+    /// `l op r` for the arithmetic, bitwise and comparison operators: `l` is kept in a
+    /// temporary when `r` has side effects; pointers only in `==`/`!=`; function
+    /// pointers (`fn_ptrs`) are compared as function ids.
+    fn arith(
+        &mut self,
+        c: Cursor<'t>,
+        k: CXBinaryOperatorKind,
+        l: Cursor<'t>,
+        r: Cursor<'t>,
+        fn_ptrs: bool,
+    ) -> R<Option<Expr>> {
+        let src = loc(c);
+        let Some(op) = binop(k) else {
+            return unsup(c, "binary operator");
+        };
+        let lty = self.ety(l)?;
+        let rty = self.ety(r)?;
+        if (lty.is_ptr() || rty.is_ptr()) && !matches!(op, BinOp::Eq | BinOp::Ne) {
+            return unsup(c, "pointer arithmetic or relational pointer comparison");
+        }
+        let mut le = self.rv(l)?;
+        if has_side_effects(r) {
+            le = self.snapshot(le, lty, src);
+        }
+        let mut re = self.rv(r)?;
+        if fn_ptrs {
+            // function ids: NULL is 0; a data pointer is never a function
+            for (side, e) in [(l, &mut le), (r, &mut re)] {
+                if *e == Expr::Null {
+                    *e = Expr::Int(0);
                 }
-                let mut le = self.rv(l)?;
-                if has_side_effects(r) {
-                    le = self.snapshot(le, lty, src);
+                if !is_fn_ptr(side.ty()) && *e != Expr::Int(0) {
+                    return unsup(
+                        c,
+                        "comparison of a function pointer with a non-function pointer",
+                    );
                 }
-                let mut re = self.rv(r)?;
-                if fn_ptrs {
-                    // function ids: NULL is 0; a data pointer is never a function
-                    for (side, e) in [(l, &mut le), (r, &mut re)] {
-                        if *e == Expr::Null {
-                            *e = Expr::Int(0);
-                        }
-                        if !is_fn_ptr(side.ty()) && *e != Expr::Int(0) {
-                            return unsup(
-                                c,
-                                "comparison of a function pointer with a non-function pointer",
-                            );
-                        }
-                    }
-                }
-                let ty = self.ety(c)?;
-                Ok(Some(wrap_arith(op, Expr::bin(op, le, re), &ty)))
             }
         }
+        let ty = self.ety(c)?;
+        Ok(Some(wrap_arith(op, Expr::bin(op, le, re), &ty)))
     }
 }
 
