@@ -712,19 +712,23 @@ pub(crate) mod tests {
     use super::*;
     use std::path::Path;
 
-    /// A seed task of `../shared/bench/seeds`, parsed, with the undefined-behaviour checks.
-    pub(crate) fn load(name: &str) -> Program {
-        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/bench/seeds")
-            .join(name);
+    /// A seed task of the shared benchmarks (`seeds/name`), parsed, with the
+    /// undefined-behaviour checks; None, with `test` recorded as skipped, when absent.
+    pub(crate) fn load(test: &str, name: &str) -> Option<Program> {
+        let f = crate::testutil::shared_bench_path(test, &format!("seeds/{name}"))?;
         let mut p = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
         p.add_undefined_behaviour_checks();
-        p
+        Some(p)
     }
 
     #[test]
     fn two_queue_descriptors_become_globals() {
-        let prog = load("two_queues.c");
+        let Some(prog) = load(
+            "promote::tests::two_queue_descriptors_become_globals",
+            "two_queues.c",
+        ) else {
+            return;
+        };
         let Promotion {
             program: out,
             types,
@@ -772,7 +776,13 @@ pub(crate) mod tests {
         // `&h->first` and `&n->next` are taken as `struct node **`: after the split
         // (`pprev@head.first`, `pprev@node.next`) no field address is left, so the two
         // heads are promoted; struct node is allocated in a loop and stays
-        let p = promote(&load("hlist_del.c")).expect("pprev is split");
+        let Some(prog) = load(
+            "promote::tests::hlist_heads_are_promoted_once_pprev_is_split",
+            "hlist_del.c",
+        ) else {
+            return;
+        };
+        let p = promote(&prog).expect("pprev is split");
         assert_eq!(p.split.len(), 1);
         assert_eq!(p.types.len(), 1);
         assert_eq!((p.types[0].name.as_str(), p.types[0].objects), ("head", 2));
@@ -822,6 +832,12 @@ pub(crate) mod tests {
 
     #[test]
     fn a_type_allocated_in_a_loop_stays() {
-        assert!(promote(&load("dll_concat.c")).is_none());
+        let Some(prog) = load(
+            "promote::tests::a_type_allocated_in_a_loop_stays",
+            "dll_concat.c",
+        ) else {
+            return;
+        };
+        assert!(promote(&prog).is_none());
     }
 }
