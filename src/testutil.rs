@@ -31,7 +31,8 @@ pub(crate) fn shared_bench_path(test: &str, sub: &str) -> Option<PathBuf> {
             .append(true)
             .open(f)
         {
-            let _ = writeln!(file, "{line}");
+            // one write of the whole line: tests running at once append whole lines
+            let _ = file.write_all(format!("{line}\n").as_bytes());
         }
     }
     None
