@@ -389,22 +389,7 @@ impl<'a> Splitter<'a> {
                     .collect())
             }
             Op::Store { ptr, field, src } if self.fields.contains_key(field) => {
-                let fs = &self.fields[field];
-                if let Expr::Var(w) = src {
-                    if self.prog.vars[*w].ty != self.prog.field(*field).ty {
-                        return None;
-                    }
-                }
-                let vals = self.operand(src, fs.len())?;
-                one(fs
-                    .iter()
-                    .zip(vals)
-                    .map(|(&f, v)| Op::Store {
-                        ptr: *ptr,
-                        field: f,
-                        src: v,
-                    })
-                    .collect())
+                self.store_split_field(*ptr, *field, src)
             }
             Op::Store { src, .. } => clean(src).then(|| vec![vec![op.clone()]]),
             Op::FieldAddr { dst, ptr, field } if self.split(*dst) => {
@@ -474,35 +459,7 @@ impl<'a> Splitter<'a> {
                     }]]
                 })
             }
-            Op::Call { callee, args, ret } => {
-                if ret.is_some_and(|r| self.split(r)) {
-                    return None;
-                }
-                let f = self.prog.functions.get(*callee)?;
-                if f.params.len() != args.len() {
-                    return None;
-                }
-                let mut new_args = Vec::new();
-                for (&p, a) in f.params.iter().zip(args) {
-                    if let Some(cs) = self.vars.get(&p) {
-                        if let Expr::Var(w) = a {
-                            if self.prog.vars[*w].ty != self.prog.vars[p].ty {
-                                return None;
-                            }
-                        }
-                        new_args.extend(self.operand(a, cs.len())?);
-                    } else if self.mentions(a) {
-                        return None;
-                    } else {
-                        new_args.push(a.clone());
-                    }
-                }
-                one(vec![Op::Call {
-                    callee: *callee,
-                    args: new_args,
-                    ret: *ret,
-                }])
-            }
+            Op::Call { callee, args, ret } => self.call(*callee, args, *ret),
             // a `τ` read from a cell of another kind (an `X ***`, refused above anyway)
             Op::LoadIndirect { dst, .. } if self.split(*dst) => None,
             // no split variable is written or read by the rest (the cases above)
@@ -519,6 +476,64 @@ impl<'a> Splitter<'a> {
             | Op::Halt => same(),
         }
     }
+
+    /// A store of a `τ` value into the split `field`: one store per component; `None`
+    /// if the value is not a `τ` operand of the field's type.
+    fn store_split_field(&self, ptr: VarId, field: FieldRef, src: &Expr) -> Option<Vec<Vec<Op>>> {
+        let fs = &self.fields[&field];
+        if let Expr::Var(w) = src {
+            if self.prog.vars[*w].ty != self.prog.field(field).ty {
+                return None;
+            }
+        }
+        let vals = self.operand(src, fs.len())?;
+        Some(vec![fs
+            .iter()
+            .zip(vals)
+            .map(|(&f, v)| Op::Store {
+                ptr,
+                field: f,
+                src: v,
+            })
+            .collect()])
+    }
+
+    /// A call: the argument of a split parameter becomes one argument per component;
+    /// `None` if a `τ` value is returned or passed otherwise.
+    fn call(
+        &self,
+        callee: crate::cfa::FuncId,
+        args: &[Expr],
+        ret: Option<VarId>,
+    ) -> Option<Vec<Vec<Op>>> {
+        if ret.is_some_and(|r| self.split(r)) {
+            return None;
+        }
+        let f = self.prog.functions.get(callee)?;
+        if f.params.len() != args.len() {
+            return None;
+        }
+        let mut new_args = Vec::new();
+        for (&p, a) in f.params.iter().zip(args) {
+            if let Some(cs) = self.vars.get(&p) {
+                if let Expr::Var(w) = a {
+                    if self.prog.vars[*w].ty != self.prog.vars[p].ty {
+                        return None;
+                    }
+                }
+                new_args.extend(self.operand(a, cs.len())?);
+            } else if self.mentions(a) {
+                return None;
+            } else {
+                new_args.push(a.clone());
+            }
+        }
+        Some(vec![vec![Op::Call {
+            callee,
+            args: new_args,
+            ret,
+        }]])
+    }
 }
 
 #[cfg(test)]
@@ -529,7 +544,12 @@ mod tests {
 
     #[test]
     fn hlist_pprev_becomes_a_node_and_a_head_pointer() {
-        let prog = load("hlist_del.c");
+        let Some(prog) = load(
+            "fieldptr::tests::hlist_pprev_becomes_a_node_and_a_head_pointer",
+            "hlist_del.c",
+        ) else {
+            return;
+        };
         let (out, types) = split_field_pointers(&prog).expect("pprev is split");
         assert_eq!(types.len(), 1);
         let names = types[0].target_names(&prog);
@@ -564,7 +584,14 @@ mod tests {
 
     #[test]
     fn programs_without_field_addresses_stay() {
-        assert!(split_field_pointers(&load("two_queues.c")).is_none());
-        assert!(split_field_pointers(&load("dll_concat.c")).is_none());
+        let test = "fieldptr::tests::programs_without_field_addresses_stay";
+        let Some(queues) = load(test, "two_queues.c") else {
+            return;
+        };
+        assert!(split_field_pointers(&queues).is_none());
+        let Some(dll) = load(test, "dll_concat.c") else {
+            return;
+        };
+        assert!(split_field_pointers(&dll).is_none());
     }
 }

@@ -409,35 +409,7 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
             }
         }
     }
-    let mut globals = Vec::new();
-    for t in types {
-        let short = t
-            .name
-            .strip_prefix("struct ")
-            .unwrap_or(&t.name)
-            .to_string();
-        let next = out.add_var(format!("{short}#next"), Ty::INT, Scope::Global);
-        let mut alive = Vec::new();
-        let mut fields = Vec::new();
-        for i in 1..=t.objects {
-            alive.push(out.add_var(format!("{short}#{i}.alive"), Ty::INT, Scope::Global));
-            let fs = out.structs[t.strukt]
-                .fields
-                .clone()
-                .into_iter()
-                .map(|f| out.add_var(format!("{short}#{i}.{}", f.name), f.ty, Scope::Global))
-                .collect();
-            fields.push(fs);
-        }
-        finite.push(next);
-        finite.extend(alive.iter().copied());
-        globals.push(Globals {
-            strukt: t.strukt,
-            next,
-            alive,
-            fields,
-        });
-    }
+    let globals = add_globals(&mut out, types, &mut finite);
     let of_type = |ptr: VarId| -> Option<&Globals> {
         let s = prog.vars[ptr].ty.pointee_struct()?;
         globals.iter().find(|g| g.strukt == s)
@@ -471,37 +443,7 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
         match edge.op {
             Op::Alloc { dst, kind, .. } if of_type(dst).is_some() => {
                 let gl = of_type(dst).expect("checked");
-                // a stack or static object never fails; its fields start indeterminate
-                // (a static one's initialiser follows as ordinary stores)
-                let (may_fail, zeroed) = match kind {
-                    AllocKind::Heap { zeroed } => (!prog.malloc_never_fails, zeroed),
-                    AllocKind::Stack => (false, false),
-                };
-                if may_fail {
-                    b.path(from, to, vec![assign(dst, Expr::Int(0))]);
-                }
-                for (k, (alive, fields)) in gl.alive.iter().zip(&gl.fields).enumerate() {
-                    let i = k as i64 + 1;
-                    let mut ops = vec![
-                        assume(BinOp::Eq, Expr::Var(gl.next), Expr::Int(i - 1)),
-                        assign(gl.next, Expr::Int(i)),
-                        assign(*alive, Expr::Int(1)),
-                    ];
-                    for &f in fields {
-                        ops.push(if zeroed {
-                            let zero = if b.prog.vars[f].ty.is_ptr() {
-                                Expr::Null
-                            } else {
-                                Expr::Int(0)
-                            };
-                            assign(f, zero)
-                        } else {
-                            Op::Nondet { dst: f }
-                        });
-                    }
-                    ops.push(assign(dst, Expr::Int(i)));
-                    b.path(from, to, ops);
-                }
+                alloc_paths(&mut b, gl, (from, to), dst, kind, prog.malloc_never_fails);
             }
             Op::Load { dst, ptr, field } if of_type(ptr).is_some() => {
                 let gl = of_type(ptr).expect("checked");
@@ -532,24 +474,8 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
                 });
             }
             Op::AssumeInvalid { ptr, .. } if of_type(ptr).is_some() => {
-                // p != 0, and for every object: p is not it, or it is dead
                 let gl = of_type(ptr).expect("checked");
-                let mut at = b.step(from, None, assume(BinOp::Ne, Expr::Var(ptr), Expr::Int(0)));
-                for (k, alive) in gl.alive.iter().enumerate() {
-                    let last = k + 1 == gl.alive.len();
-                    let next = if last { to } else { b.node(from) };
-                    let i = Expr::Int(k as i64 + 1);
-                    b.step(at, Some(next), assume(BinOp::Ne, Expr::Var(ptr), i.clone()));
-                    b.path(
-                        at,
-                        next,
-                        vec![
-                            assume(BinOp::Eq, Expr::Var(ptr), i),
-                            assume(BinOp::Eq, Expr::Var(*alive), Expr::Int(0)),
-                        ],
-                    );
-                    at = next;
-                }
+                invalid_paths(&mut b, gl, (from, to), ptr);
             }
             op => {
                 let op = match op {
@@ -585,11 +511,118 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
             }
         }
     }
+    init_globals(&mut out, prog, &globals);
+    (out, finite)
+}
+
+/// The globals of each promoted type (`S#next`, `S#i.alive`, `S#i.f`), added to `out`;
+/// the object numbers and alive flags are appended to `finite`.
+fn add_globals(out: &mut Program, types: &[Promoted], finite: &mut Vec<VarId>) -> Vec<Globals> {
+    let mut globals = Vec::new();
+    for t in types {
+        let short = t
+            .name
+            .strip_prefix("struct ")
+            .unwrap_or(&t.name)
+            .to_string();
+        let next = out.add_var(format!("{short}#next"), Ty::INT, Scope::Global);
+        let mut alive = Vec::new();
+        let mut fields = Vec::new();
+        for i in 1..=t.objects {
+            alive.push(out.add_var(format!("{short}#{i}.alive"), Ty::INT, Scope::Global));
+            let fs = out.structs[t.strukt]
+                .fields
+                .clone()
+                .into_iter()
+                .map(|f| out.add_var(format!("{short}#{i}.{}", f.name), f.ty, Scope::Global))
+                .collect();
+            fields.push(fs);
+        }
+        finite.push(next);
+        finite.extend(alive.iter().copied());
+        globals.push(Globals {
+            strukt: t.strukt,
+            next,
+            alive,
+            fields,
+        });
+    }
+    globals
+}
+
+/// An allocation of a promoted type (`gl`) from `from` to `to`: one path per object
+/// number `i` (taken when `S#next == i - 1`), which makes object `i` alive with
+/// indeterminate (or, for `calloc`, zero) fields and assigns `i` to `dst`; a heap
+/// allocation that may fail also has the path `dst = 0`.
+fn alloc_paths(
+    b: &mut Chain<'_>,
+    gl: &Globals,
+    (from, to): (Node, Node),
+    dst: VarId,
+    kind: AllocKind,
+    malloc_never_fails: bool,
+) {
+    // a stack or static object never fails; its fields start indeterminate
+    // (a static one's initialiser follows as ordinary stores)
+    let (may_fail, zeroed) = match kind {
+        AllocKind::Heap { zeroed } => (!malloc_never_fails, zeroed),
+        AllocKind::Stack => (false, false),
+    };
+    if may_fail {
+        b.path(from, to, vec![assign(dst, Expr::Int(0))]);
+    }
+    for (k, (alive, fields)) in gl.alive.iter().zip(&gl.fields).enumerate() {
+        let i = k as i64 + 1;
+        let mut ops = vec![
+            assume(BinOp::Eq, Expr::Var(gl.next), Expr::Int(i - 1)),
+            assign(gl.next, Expr::Int(i)),
+            assign(*alive, Expr::Int(1)),
+        ];
+        for &f in fields {
+            ops.push(if zeroed {
+                let zero = if b.prog.vars[f].ty.is_ptr() {
+                    Expr::Null
+                } else {
+                    Expr::Int(0)
+                };
+                assign(f, zero)
+            } else {
+                Op::Nondet { dst: f }
+            });
+        }
+        ops.push(assign(dst, Expr::Int(i)));
+        b.path(from, to, ops);
+    }
+}
+
+/// `assume_invalid(ptr)` for a pointer of a promoted type (`gl`), from `from` to `to`.
+fn invalid_paths(b: &mut Chain<'_>, gl: &Globals, (from, to): (Node, Node), ptr: VarId) {
+    // p != 0, and for every object: p is not it, or it is dead
+    let mut at = b.step(from, None, assume(BinOp::Ne, Expr::Var(ptr), Expr::Int(0)));
+    for (k, alive) in gl.alive.iter().enumerate() {
+        let last = k + 1 == gl.alive.len();
+        let next = if last { to } else { b.node(from) };
+        let i = Expr::Int(k as i64 + 1);
+        b.step(at, Some(next), assume(BinOp::Ne, Expr::Var(ptr), i.clone()));
+        b.path(
+            at,
+            next,
+            vec![
+                assume(BinOp::Eq, Expr::Var(ptr), i),
+                assume(BinOp::Eq, Expr::Var(*alive), Expr::Int(0)),
+            ],
+        );
+        at = next;
+    }
+}
+
+/// A new entry of the start function that assigns 0 to every `S#next` and `S#i.alive`.
+fn init_globals(out: &mut Program, prog: &Program, globals: &[Globals]) {
     // the globals start dead and unallocated (before the start function's first edge)
     let start = prog.graph[prog.entry].func;
     let first = out.add_loc(start, SrcLoc::default(), LocKind::FuncEntry);
     let mut init = Vec::new();
-    for gl in &globals {
+    for gl in globals {
         init.push(assign(gl.next, Expr::Int(0)));
         for &a in &gl.alive {
             init.push(assign(a, Expr::Int(0)));
@@ -597,13 +630,12 @@ fn rewrite(prog: &Program, types: &[Promoted]) -> (Program, Vec<VarId>) {
     }
     out.graph[prog.entry].kind = LocKind::Normal;
     let mut b = Chain {
-        prog: &mut out,
+        prog: &mut *out,
         src: SrcLoc::default(),
     };
     b.path(first, prog.entry, init);
     out.entry = first;
     out.functions[start].entry = first;
-    (out, finite)
 }
 
 /// `e` with NULL replaced by 0 where it stands for a promoted pointer: compared with
@@ -680,19 +712,23 @@ pub(crate) mod tests {
     use super::*;
     use std::path::Path;
 
-    /// A seed task of `../shared/bench/seeds`, parsed, with the undefined-behaviour checks.
-    pub(crate) fn load(name: &str) -> Program {
-        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/bench/seeds")
-            .join(name);
+    /// A seed task of the shared benchmarks (`seeds/name`), parsed, with the
+    /// undefined-behaviour checks; None, with `test` recorded as skipped, when absent.
+    pub(crate) fn load(test: &str, name: &str) -> Option<Program> {
+        let f = crate::testutil::shared_bench_path(test, &format!("seeds/{name}"))?;
         let mut p = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
         p.add_undefined_behaviour_checks();
-        p
+        Some(p)
     }
 
     #[test]
     fn two_queue_descriptors_become_globals() {
-        let prog = load("two_queues.c");
+        let Some(prog) = load(
+            "promote::tests::two_queue_descriptors_become_globals",
+            "two_queues.c",
+        ) else {
+            return;
+        };
         let Promotion {
             program: out,
             types,
@@ -740,7 +776,13 @@ pub(crate) mod tests {
         // `&h->first` and `&n->next` are taken as `struct node **`: after the split
         // (`pprev@head.first`, `pprev@node.next`) no field address is left, so the two
         // heads are promoted; struct node is allocated in a loop and stays
-        let p = promote(&load("hlist_del.c")).expect("pprev is split");
+        let Some(prog) = load(
+            "promote::tests::hlist_heads_are_promoted_once_pprev_is_split",
+            "hlist_del.c",
+        ) else {
+            return;
+        };
+        let p = promote(&prog).expect("pprev is split");
         assert_eq!(p.split.len(), 1);
         assert_eq!(p.types.len(), 1);
         assert_eq!((p.types[0].name.as_str(), p.types[0].objects), ("head", 2));
@@ -790,6 +832,12 @@ pub(crate) mod tests {
 
     #[test]
     fn a_type_allocated_in_a_loop_stays() {
-        assert!(promote(&load("dll_concat.c")).is_none());
+        let Some(prog) = load(
+            "promote::tests::a_type_allocated_in_a_loop_stays",
+            "dll_concat.c",
+        ) else {
+            return;
+        };
+        assert!(promote(&prog).is_none());
     }
 }

@@ -2,12 +2,8 @@
 //! way the integration tests do (`tests/bench_util`): `$SHAPEMC_SHARED_BENCH`, else
 //! `../shared/bench` beside the checkout; a test that needs them and finds them absent
 //! records a `SKIPPED:` line (stderr, and the file `$SHAPEMC_TEST_SKIPS` names, which
-//! `scripts/test` counts) and returns.
-//!
-//! Not used yet: the tests of `promote` and `fieldptr` (`promote::tests::load`) still
-//! read `../shared/bench/seeds` directly and fail without it; those files are being
-//! changed elsewhere, so they move to [`shared_bench_path`] with that change.
-#![allow(dead_code)]
+//! `scripts/test` counts) and returns. The tests of `promote` and `fieldptr` load their
+//! seed tasks through it (`promote::tests::load`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,7 +31,8 @@ pub(crate) fn shared_bench_path(test: &str, sub: &str) -> Option<PathBuf> {
             .append(true)
             .open(f)
         {
-            let _ = writeln!(file, "{line}");
+            // one write of the whole line: tests running at once append whole lines
+            let _ = file.write_all(format!("{line}\n").as_bytes());
         }
     }
     None

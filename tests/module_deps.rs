@@ -9,6 +9,9 @@
 //! [`ALLOWED_INNER_CYCLES`] lists them with the reason; a new one fails too.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
 
+mod source_util;
+
+use source_util::{rs_files, strip_comments_and_strings};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,8 +22,8 @@ const ALLOWED_INNER_CYCLES: &[(&[&str], &str)] = &[
     (
         &["frontend::lower", "frontend::types"],
         "the C type translation and the lowering of expressions call each other \
-         (sizeof/typeof of an expression, array sizes); src/frontend/lower.rs is being \
-         split separately",
+         (sizeof/typeof of an expression, array sizes): the type conversions are \
+         methods of the lowering state `lower::Ctx` and report `lower::Unsup`",
     ),
     (
         &["tvla::coerce", "tvla::eval", "tvla::structure"],
@@ -163,9 +166,7 @@ fn the_scanner_sees_paths_groups_and_supers_and_skips_tests() {
 /// Every `.rs` file under `src` except the binaries (`main.rs`, `bin/`), which sit
 /// above everything, and the files of `#[cfg(test)] mod x;` declarations.
 fn read_sources(src: &Path) -> Vec<Source> {
-    let mut files = Vec::new();
-    collect(src, &mut files);
-    files.sort();
+    let files = rs_files(src);
     let mut test_files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut out = Vec::new();
     for f in &files {
@@ -205,112 +206,9 @@ fn read_sources(src: &Path) -> Vec<Source> {
     out
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The source without comments, string and character literals, and `#[cfg(test)]` items.
 fn strip(text: &str) -> String {
     remove_cfg_test(&strip_comments_and_strings(text))
-}
-
-/// Replaces comments and the contents of string and character literals by spaces.
-fn strip_comments_and_strings(text: &str) -> String {
-    let c: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < c.len() {
-        let next = c.get(i + 1).copied();
-        if c[i] == '/' && next == Some('/') {
-            while i < c.len() && c[i] != '\n' {
-                i += 1;
-            }
-        } else if c[i] == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < c.len() {
-                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            out.push(' ');
-        } else if c[i] == 'r'
-            && (next == Some('"') || next == Some('#'))
-            && (i == 0 || !(c[i - 1].is_alphanumeric() || c[i - 1] == '_'))
-        {
-            // raw string r"..." / r#"..."#
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while c.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            if c.get(j) != Some(&'"') {
-                out.push(c[i]);
-                i += 1;
-                continue;
-            }
-            j += 1;
-            loop {
-                if j >= c.len() {
-                    break;
-                }
-                if c[j] == '"' && (0..hashes).all(|h| c.get(j + 1 + h) == Some(&'#')) {
-                    j += 1 + hashes;
-                    break;
-                }
-                j += 1;
-            }
-            out.push_str("\"\"");
-            i = j;
-        } else if c[i] == '"' {
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c[i] == '\'' {
-            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
-            if next == Some('\\') {
-                let mut j = i + 2;
-                while j < c.len() && c[j] != '\'' {
-                    j += 1;
-                }
-                i = j + 1;
-                out.push_str("' '");
-            } else if c.get(i + 2) == Some(&'\'') {
-                i += 3;
-                out.push_str("' '");
-            } else {
-                out.push('\'');
-                i += 1;
-            }
-        } else {
-            out.push(c[i]);
-            i += 1;
-        }
-    }
-    out
 }
 
 /// Removes every item that follows `#[cfg(test)]` (a `mod`/`fn`/`impl` block up to

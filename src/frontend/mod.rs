@@ -2,7 +2,7 @@
 //!
 //! The file is parsed for the ILP32 data model (`-m32`, as SV-COMP's heap categories
 //! specify) with the system headers. Constructs outside the supported subset are
-//! refused with [`FrontendError::Unsupported`] (never mistranslated); see `lower.rs`
+//! refused with [`FrontendError::Unsupported`] (never mistranslated); see `lower/mod.rs`
 //! for the lowering conventions the analyses can rely on.
 
 mod clang;

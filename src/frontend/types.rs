@@ -27,7 +27,7 @@ pub const BOOL: Ty = Ty::Int {
 };
 
 /// The CFA type of a function pointer: an integer function id, 0 for NULL and
-/// `1 + FuncId` for the address of a function (see `lower.rs`).
+/// `1 + FuncId` for the address of a function (see `lower/mod.rs`).
 pub const FN_PTR: Ty = Ty::INT;
 
 /// True for a pointer to a function type (with or without prototype).

@@ -1,0 +1,227 @@
+//! Declarations: variables (scalars, address-taken scalars in stack cells, struct
+//! objects), their initialisers, and the stack cells of address-taken scalars.
+
+use super::cursor::{strip_noop, strip_parens};
+use super::expr::zero;
+use super::lvalue::Lv;
+use super::{loc, unsup, FnLower, Unsup, R};
+use crate::cfa::{AllocKind, Expr, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
+use crate::frontend::clang::Cursor;
+use crate::frontend::types::CTy;
+use clang_sys::*;
+
+impl<'c, 't> FnLower<'c, 't> {
+    /// The variable a reference at `at` to the declaration `decl` denotes (a local, or
+    /// a global registered on first use).
+    pub(super) fn var_of(&mut self, decl: Cursor<'t>, at: Cursor<'t>) -> R<VarId> {
+        let key = decl.canonical();
+        if let Some(&v) = self.locals.get(&key) {
+            return Ok(v);
+        }
+        let global = decl.kind() == CXCursor_VarDecl
+            && (matches!(decl.storage_class(), CX_SC_Static | CX_SC_Extern)
+                || decl
+                    .semantic_parent()
+                    .is_some_and(|p| p.kind() == CXCursor_TranslationUnit));
+        if global {
+            return self.cx.global_var(decl);
+        }
+        unsup(at, "internal: reference to an unknown variable")
+    }
+
+    /// Lowers a local variable declaration with its initialiser (static and extern
+    /// ones are globals).
+    pub(super) fn decl_var(&mut self, d: Cursor<'t>) -> R<()> {
+        let src = loc(d);
+        if matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern) {
+            self.cx.global_var(d)?;
+            return Ok(());
+        }
+        let name = self.unique_name(&d.spelling());
+        match self.cx.conv(d.ty(), d)? {
+            CTy::Scalar(ty) if self.cx.addr_taken.contains(&d.canonical()) => {
+                let cty = Ty::Ptr(Box::new(ty.clone()));
+                let v = self.cx.new_var(name, cty, Scope::Local(self.fid), src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.cx.cell_vars.insert(v, ty.clone());
+                self.locals.insert(d.canonical(), v);
+                self.alloc_cell(v, ty.clone(), src);
+                let e = match d.var_init() {
+                    Some(i) => self.rv_as(i, &ty)?,
+                    None => {
+                        let t = self.tmp(ty.clone());
+                        self.emit(Op::Nondet { dst: t }, src);
+                        Expr::Var(t)
+                    }
+                };
+                self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
+            }
+            CTy::Scalar(ty) => {
+                let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.locals.insert(d.canonical(), v);
+                match d.var_init() {
+                    Some(i) => self.rhs_into(i, v)?,
+                    None => self.emit(Op::Nondet { dst: v }, src),
+                }
+            }
+            CTy::Struct(s) => {
+                let ty = Ty::Ptr(Box::new(Ty::Struct(s)));
+                let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.cx.obj_vars.insert(v, s);
+                self.locals.insert(d.canonical(), v);
+                let bytes = self.cx.prog.structs[s].size;
+                self.emit(
+                    Op::Alloc {
+                        dst: v,
+                        pointee: Ty::Struct(s),
+                        bytes: Some(bytes),
+                        kind: AllocKind::Stack,
+                    },
+                    src,
+                );
+                if let Some(i) = d.var_init() {
+                    let prefix = self.cx.obj_prefix(d.ty());
+                    if strip_parens(i).kind() == CXCursor_InitListExpr {
+                        self.init_struct(v, s, &prefix, Some(i), true)?;
+                    } else {
+                        let from = self.lv(strip_noop(i))?;
+                        self.copy_struct(Lv::Obj(v, s, prefix), from, i)?;
+                    }
+                }
+            }
+            CTy::Void => return unsup(d, "void variable"),
+        }
+        Ok(())
+    }
+
+    /// Initialises the struct (part at `prefix`) `ptr` points to from an initialiser
+    /// list; missing initialisers (or `init == None` when `zero_rest`) store zero.
+    pub(super) fn init_struct(
+        &mut self,
+        ptr: VarId,
+        s: StructId,
+        prefix: &str,
+        init: Option<Cursor<'t>>,
+        zero_rest: bool,
+    ) -> R<()> {
+        let items: Vec<Cursor<'t>> = match init {
+            None => Vec::new(),
+            Some(i) => {
+                let i = strip_parens(i);
+                if i.kind() != CXCursor_InitListExpr {
+                    return unsup(i, "struct copy in initialiser");
+                }
+                i.expr_children()
+            }
+        };
+        for it in &items {
+            if it.children().iter().any(|c| c.kind() == CXCursor_MemberRef) {
+                return unsup(*it, "designated initialiser");
+            }
+        }
+        // the struct (or embedded struct) definition whose direct fields we walk
+        let def = self.struct_def_at(s, prefix, init)?;
+        let fields: Vec<Cursor<'t>> = def
+            .children()
+            .into_iter()
+            .filter(|f| f.kind() == CXCursor_FieldDecl)
+            .collect();
+        if items.len() > fields.len() {
+            return unsup(items[fields.len()], "excess initialiser");
+        }
+        for (i, f) in fields.iter().enumerate() {
+            let item = items.get(i).copied();
+            if item.is_none() && !zero_rest {
+                continue;
+            }
+            let fname = format!("{prefix}{}", f.spelling());
+            match self.cx.conv(f.ty(), *f)? {
+                CTy::Struct(_) => {
+                    let sub = format!("{fname}.");
+                    if let Some(it) = item {
+                        if strip_parens(it).kind() != CXCursor_InitListExpr {
+                            return unsup(it, "initialiser with brace elision or struct copy");
+                        }
+                    }
+                    self.init_struct(ptr, s, &sub, item, zero_rest)?;
+                }
+                CTy::Scalar(fty) => {
+                    let Some(idx) = self.cx.prog.structs[s].field_index(&fname) else {
+                        return unsup(*f, "internal: field not found");
+                    };
+                    let field = FieldRef {
+                        strukt: s,
+                        field: idx,
+                    };
+                    let (val, src) = match item {
+                        Some(it) => {
+                            let e = self.rv(it)?;
+                            let ity = self.ety(it)?;
+                            (self.convert(e, &ity, &fty, it)?, loc(it))
+                        }
+                        None => (zero(&fty), self.cx.prog.vars[ptr].src),
+                    };
+                    self.emit(
+                        Op::Store {
+                            ptr,
+                            field,
+                            src: val,
+                        },
+                        src,
+                    );
+                }
+                CTy::Void => return unsup(*f, "void field"),
+            }
+        }
+        Ok(())
+    }
+
+    /// The definition cursor of struct `s` or of its embedded struct at `prefix`.
+    fn struct_def_at(
+        &mut self,
+        s: StructId,
+        prefix: &str,
+        at: Option<Cursor<'t>>,
+    ) -> R<Cursor<'t>> {
+        let Some(mut def) = self.cx.struct_defs.get(s).copied().flatten() else {
+            return match at {
+                Some(a) => unsup(a, "initialiser of an incomplete struct"),
+                None => Err(Unsup {
+                    file: None,
+                    at: SrcLoc::default(),
+                    construct: "internal: incomplete struct".into(),
+                }),
+            };
+        };
+        for part in prefix.split('.').filter(|p| !p.is_empty()) {
+            let f = def
+                .children()
+                .into_iter()
+                .find(|f| f.kind() == CXCursor_FieldDecl && f.spelling() == part);
+            let Some(next) = f.and_then(|f| f.ty().canonical().declaration().definition()) else {
+                return unsup(def, "internal: embedded struct not found");
+            };
+            def = next;
+        }
+        Ok(def)
+    }
+
+    /// Allocates the stack cell backing an address-taken scalar variable.
+    pub(super) fn alloc_cell(&mut self, v: VarId, ty: Ty, src: SrcLoc) {
+        let bytes = match &ty {
+            Ty::Int { bits, .. } => u64::from(*bits).div_ceil(8),
+            _ => 4,
+        };
+        self.emit(
+            Op::Alloc {
+                dst: v,
+                pointee: ty,
+                bytes: Some(bytes),
+                kind: AllocKind::Stack,
+            },
+            src,
+        );
+    }
+}

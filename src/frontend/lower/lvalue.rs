@@ -1,0 +1,231 @@
+//! Lvalues: the address computation of an assigned or read expression (`Lv`), reads,
+//! writes and field-by-field struct copies.
+
+use super::cursor::strip_parens;
+use super::{loc, unsup, Ctx, FnLower, R};
+use crate::cfa::{Expr, FieldRef, Op, StructId, Ty, VarId};
+use crate::frontend::clang::Cursor;
+use crate::frontend::types::CTy;
+use clang_sys::*;
+
+/// An lvalue after its address computation.
+#[derive(Clone, Debug)]
+pub(super) enum Lv {
+    /// A scalar variable.
+    Var(VarId),
+    /// A scalar field `ptr->field`.
+    Field(VarId, FieldRef),
+    /// `*ptr` where `ptr` points to a scalar cell of the given type.
+    Deref(VarId, Ty),
+    /// A struct object (or embedded struct at `prefix`) that `ptr` points into.
+    Obj(VarId, StructId, String),
+}
+
+impl<'c, 't> FnLower<'c, 't> {
+    /// Lowers the address computation of the lvalue `c`.
+    pub(super) fn lv(&mut self, c: Cursor<'t>) -> R<Lv> {
+        match c.kind() {
+            CXCursor_ParenExpr => self.lv(self.only_child(c)?),
+            CXCursor_UnexposedExpr => {
+                let inner = self.only_child(c)?;
+                if inner.ty().canonical().spelling() == c.ty().canonical().spelling() {
+                    self.lv(inner)
+                } else {
+                    unsup(c, "cast used as lvalue")
+                }
+            }
+            CXCursor_DeclRefExpr => {
+                let Some(d) = c.referenced() else {
+                    return unsup(c, "internal: unresolved reference");
+                };
+                if !matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
+                    return unsup(c, "lvalue that is not a variable");
+                }
+                let v = self.var_of(d, c)?;
+                if let Some(t) = self.cx.cell_vars.get(&v) {
+                    return Ok(Lv::Deref(v, t.clone()));
+                }
+                Ok(match self.cx.obj_vars.get(&v) {
+                    Some(&s) => Lv::Obj(v, s, self.cx.obj_prefix(d.ty())),
+                    None => Lv::Var(v),
+                })
+            }
+            CXCursor_MemberRefExpr => {
+                let Some(base) = c.expr_children().first().copied() else {
+                    return unsup(c, "internal: member access without base");
+                };
+                let bt = base.ty().canonical();
+                let (p, s, prefix) = if bt.kind() == CXType_Pointer {
+                    let ty = self.ety(base)?;
+                    let Some(s) = ty.pointee_struct() else {
+                        return unsup(c, "member access through a non-struct pointer");
+                    };
+                    let e = self.rv(base)?;
+                    let p = self.atom(e, ty, loc(base));
+                    (p, s, self.cx.obj_prefix(bt.pointee()))
+                } else {
+                    match self.lv(base)? {
+                        Lv::Obj(p, s, prefix) => (p, s, prefix),
+                        _ => return unsup(c, "member access on a non-struct"),
+                    }
+                };
+                let Some(fd) = c.referenced() else {
+                    return unsup(c, "internal: unresolved member");
+                };
+                let name = format!("{prefix}{}", fd.spelling());
+                match self.cx.conv(c.ty(), c)? {
+                    CTy::Struct(_) => Ok(Lv::Obj(p, s, format!("{name}."))),
+                    CTy::Scalar(_) => match self.cx.prog.structs[s].field_index(&name) {
+                        Some(idx) => Ok(Lv::Field(
+                            p,
+                            FieldRef {
+                                strukt: s,
+                                field: idx,
+                            },
+                        )),
+                        None => unsup(c, "internal: unknown field"),
+                    },
+                    CTy::Void => unsup(c, "void member"),
+                }
+            }
+            CXCursor_UnaryOperator if c.unary_op() == CXUnaryOperator_Deref => {
+                let inner = self.only_child(c)?;
+                let pty = self.ety(inner)?;
+                let prefix = self.cx.obj_prefix(inner.ty().canonical().pointee());
+                let e = self.rv(inner)?;
+                let p = self.atom(e, pty.clone(), loc(inner));
+                match pty {
+                    Ty::Ptr(t) => match *t {
+                        Ty::Struct(s) => Ok(Lv::Obj(p, s, prefix)),
+                        Ty::Void => unsup(c, "dereference of a void pointer"),
+                        t => Ok(Lv::Deref(p, t)),
+                    },
+                    _ => unsup(c, "dereference of a non-pointer"),
+                }
+            }
+            CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
+            _ => unsup(c, &format!("lvalue `{}`", c.kind_name())),
+        }
+    }
+
+    /// The value of `lv` (a load into a temporary for memory).
+    pub(super) fn read(&mut self, lv: Lv, at: Cursor<'t>) -> R<Expr> {
+        let src = loc(at);
+        match lv {
+            Lv::Var(v) => Ok(Expr::Var(v)),
+            Lv::Field(ptr, field) => {
+                let ty = self.cx.prog.field(field).ty.clone();
+                let t = self.tmp(ty);
+                self.emit(Op::Load { dst: t, ptr, field }, src);
+                Ok(Expr::Var(t))
+            }
+            Lv::Deref(ptr, ty) => {
+                let t = self.tmp(ty);
+                self.emit(Op::LoadIndirect { dst: t, ptr }, src);
+                Ok(Expr::Var(t))
+            }
+            Lv::Obj(..) => unsup(at, "struct value (copy/pass/return by value)"),
+        }
+    }
+
+    /// Writes `e` into `lv`.
+    pub(super) fn write(&mut self, lv: Lv, e: Expr, at: Cursor<'t>) -> R<()> {
+        let src = loc(at);
+        match lv {
+            Lv::Var(dst) => self.emit(Op::Assign { dst, src: e }, src),
+            Lv::Field(ptr, field) => self.emit(Op::Store { ptr, field, src: e }, src),
+            Lv::Deref(ptr, _) => self.emit(Op::StoreIndirect { ptr, src: e }, src),
+            Lv::Obj(..) => return unsup(at, "struct assignment"),
+        }
+        Ok(())
+    }
+
+    /// Copies a struct (or embedded struct) field by field: all source fields are
+    /// loaded before any destination field is stored (the two may overlap).
+    pub(super) fn copy_struct(&mut self, to: Lv, from: Lv, at: Cursor<'t>) -> R<()> {
+        let (Lv::Obj(dp, ds, dpre), Lv::Obj(sp, ss, spre)) = (to, from) else {
+            return unsup(at, "struct copy");
+        };
+        let sub = |cx: &Ctx<'t>, s: StructId, pre: &str| -> Vec<(usize, String, Ty)> {
+            cx.prog.structs[s]
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| {
+                    f.name
+                        .strip_prefix(pre)
+                        .map(|rest| (i, rest.to_string(), f.ty.clone()))
+                })
+                .collect()
+        };
+        let dst_fields = sub(self.cx, ds, &dpre);
+        let src_fields = sub(self.cx, ss, &spre);
+        let same = dst_fields.len() == src_fields.len()
+            && dst_fields
+                .iter()
+                .zip(&src_fields)
+                .all(|(a, b)| a.1 == b.1 && a.2 == b.2);
+        if !same || dst_fields.is_empty() {
+            return unsup(at, "struct copy between different struct types");
+        }
+        let src = loc(at);
+        let mut vals = Vec::new();
+        for (i, _, ty) in &src_fields {
+            let t = self.tmp(ty.clone());
+            let field = FieldRef {
+                strukt: ss,
+                field: *i,
+            };
+            self.emit(
+                Op::Load {
+                    dst: t,
+                    ptr: sp,
+                    field,
+                },
+                src,
+            );
+            vals.push(t);
+        }
+        for ((i, _, _), t) in dst_fields.iter().zip(vals) {
+            let field = FieldRef {
+                strukt: ds,
+                field: *i,
+            };
+            self.emit(
+                Op::Store {
+                    ptr: dp,
+                    field,
+                    src: Expr::Var(t),
+                },
+                src,
+            );
+        }
+        Ok(())
+    }
+
+    /// The scalar type of `lv` (None for a struct object).
+    pub(super) fn lv_ty(&self, lv: &Lv) -> Option<Ty> {
+        match lv {
+            Lv::Var(v) => Some(self.cx.prog.vars[*v].ty.clone()),
+            Lv::Field(_, f) => Some(self.cx.prog.field(*f).ty.clone()),
+            Lv::Deref(_, t) => Some(t.clone()),
+            Lv::Obj(..) => None,
+        }
+    }
+
+    /// The scalar variable an lvalue expression denotes, if it is one (emits nothing).
+    pub(super) fn var_peek(&mut self, l: Cursor<'t>) -> R<Option<VarId>> {
+        let s = strip_parens(l);
+        if s.kind() == CXCursor_DeclRefExpr {
+            if let Some(d) = s.referenced() {
+                if matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
+                    let v = self.var_of(d, s)?;
+                    if !self.cx.obj_vars.contains_key(&v) && !self.cx.cell_vars.contains_key(&v) {
+                        return Ok(Some(v));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
