@@ -394,49 +394,31 @@ pub fn build<C: Cpa>(
                 if prog.is_error(to) && !opts.reached.contains(&to) {
                     return BuildOutcome::Error(child);
                 }
-                let coverer = art.by_loc[&(to, new_stack.clone())]
+                // the alive, uncovered nodes here: candidates for stop and merge
+                let others: Vec<ArtId> = art.by_loc[&(to, new_stack.clone())]
                     .iter()
                     .copied()
-                    .find(|&m| {
-                        m != child
-                            && art.nodes[m].alive
-                            && art.nodes[m].covered_by.is_none()
-                            && cpa.covers(&art.nodes[m].state, &art.nodes[child].state)
-                    });
-                let union = || {
-                    let ids: Vec<ArtId> = art.by_loc[&(to, new_stack.clone())]
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
-                        })
-                        .collect();
-                    if ids.len() < 2 {
-                        return None;
-                    }
-                    let states: Vec<&C::State> = ids.iter().map(|&m| &art.nodes[m].state).collect();
-                    let used = cpa.covers_union(&states, &art.nodes[child].state)?;
-                    Some(used.into_iter().map(|i| ids[i]).collect::<Vec<_>>())
+                    .filter(|&m| {
+                        m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
+                    })
+                    .collect();
+                let used = {
+                    let states: Vec<&C::State> =
+                        others.iter().map(|&m| &art.nodes[m].state).collect();
+                    cpa.stop(&states, &art.nodes[child].state)
                 };
-                if let Some(m) = coverer {
-                    art.nodes[child].covered_by = Some(m);
-                    continue;
-                } else if let Some(ms) = union().filter(|ms| !ms.is_empty()) {
-                    art.nodes[child].covered_by = Some(ms[0]);
-                    art.nodes[child].covered_also = ms[1..].to_vec();
-                    continue;
+                if let Some(used) = used {
+                    if let Some((&first, rest)) = used.split_first() {
+                        art.nodes[child].covered_by = Some(others[first]);
+                        art.nodes[child].covered_also = rest.iter().map(|&i| others[i]).collect();
+                        continue;
+                    }
                 }
                 if opts.merge {
-                    let target = art.by_loc[&(to, new_stack.clone())]
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
-                        })
-                        .find_map(|m| {
-                            cpa.merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
-                                .map(|j| (m, j))
-                        });
+                    let target = others.iter().copied().find_map(|m| {
+                        cpa.merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
+                            .map(|j| (m, j))
+                    });
                     if let Some((m, j)) = target {
                         if art.is_ancestor(m, child) {
                             // a loop: m itself grows and is expanded again (the node

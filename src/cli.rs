@@ -73,6 +73,9 @@ pub enum Command {
         /// Assume malloc/calloc never return NULL.
         #[arg(long)]
         malloc_never_fails: bool,
+        /// Sample the promoted program `verify` also analyses (see `cfa --promote`).
+        #[arg(long)]
+        promote: bool,
     },
     /// Run the program concretely with random nondeterministic values (bug hunting), or
     /// replay a counterexample. Exit 10 if the error location is reached, else 0
@@ -174,7 +177,14 @@ pub fn run(cli: Cli) -> i32 {
             samples,
             min_nodes,
             malloc_never_fails,
-        } => run_samples(&file, format, samples, min_nodes, malloc_never_fails),
+            promote,
+        } => run_samples(
+            &file,
+            format,
+            (samples, min_nodes),
+            malloc_never_fails,
+            promote,
+        ),
         Command::Simulate {
             file,
             runs,
@@ -294,22 +304,29 @@ fn run_cfa(
 }
 
 /// `shapemc samples FILE`: reads `FILE` (C via the front end, or a JSON-serialised
-/// [`crate::cfa::Program`] for hand-built programs), samples it and prints the report. Returns
+/// [`crate::cfa::Program`] for hand-built programs), samples it (or, with `promote`, its
+/// promoted program) and prints the report. Returns
 /// the exit code (0, or 2 for unreadable input, 3 for unsupported constructs).
 fn run_samples(
     file: &Path,
     format: crate::explicit::render::Format,
-    samples: usize,
-    min_nodes: usize,
+    (samples, min_nodes): (usize, usize),
     malloc_never_fails: bool,
+    promote: bool,
 ) -> i32 {
-    let prog = match load_program(file, malloc_never_fails) {
+    let mut prog = match load_program(file, malloc_never_fails) {
         Ok(p) => p,
         Err((msg, code)) => {
             eprintln!("{msg}");
             return code;
         }
     };
+    if promote {
+        match crate::promote::promote(&prog) {
+            Some(p) => prog = p.program,
+            None => eprintln!("no struct type can be promoted, no pointer to a field split"),
+        }
+    }
     let mut cfg = crate::explicit::sample::SamplerConfig::default();
     cfg.threshold.samples = samples;
     cfg.threshold.min_nodes = min_nodes;
@@ -354,12 +371,24 @@ mod tests {
             std::env::temp_dir().join(format!("shapemc_alloc_list_{}.json", std::process::id()));
         std::fs::write(&path, serde_json::to_string(&prog).unwrap()).unwrap();
         assert_eq!(
-            run_samples(&path, crate::explicit::render::Format::Json, 2, 3, false),
+            run_samples(
+                &path,
+                crate::explicit::render::Format::Json,
+                (2, 3),
+                false,
+                false
+            ),
             0
         );
         let missing = std::env::temp_dir().join("shapemc_no_such_file.json");
         assert_eq!(
-            run_samples(&missing, crate::explicit::render::Format::Text, 2, 3, false),
+            run_samples(
+                &missing,
+                crate::explicit::render::Format::Text,
+                (2, 3),
+                false,
+                false
+            ),
             2
         );
         if std::env::var_os("SHAPEMC_KEEP_JSON").is_none() {

@@ -75,6 +75,22 @@ pub trait Cpa {
     fn covers_union(&self, ts: &[&Self::State], s: &Self::State) -> Option<Vec<usize>> {
         ts.iter().position(|t| self.covers(t, s)).map(|i| vec![i])
     }
+
+    /// The stop operator as `BuildART` applies it to a new state `s` and the alive,
+    /// uncovered states `ts` at its location and call stack: `Some(used)` (indices into
+    /// `ts`, non-empty, ascending) if those states together cover `s` — the first that
+    /// [`Cpa::covers`] `s` alone, else, with at least two states, [`Cpa::covers_union`].
+    /// A domain may override it to share work between the two; an override keeps
+    /// exactly this meaning (in particular, a single index means [`Cpa::covers`]).
+    fn stop(&self, ts: &[&Self::State], s: &Self::State) -> Option<Vec<usize>> {
+        if let Some(i) = ts.iter().position(|t| self.covers(t, s)) {
+            return Some(vec![i]);
+        }
+        if ts.len() < 2 {
+            return None;
+        }
+        self.covers_union(ts, s).filter(|u| !u.is_empty())
+    }
 }
 
 /// The product of two CPAs: states are pairs, successors are all pairs of successors,

@@ -350,6 +350,11 @@ impl ExplicitState {
         if self.vars.len() != other.vars.len() {
             return false;
         }
+        // equal states (the common case when explicit tracking is off or settled) need
+        // no renaming: a comparison of the plain data decides
+        if self == other {
+            return true;
+        }
         // a first pass without the maps: most pairs differ in a variable's integer
         // value or kind (the ART's covering check calls this for every pair at a
         // location)

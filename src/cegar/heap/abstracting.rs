@@ -59,6 +59,18 @@ impl HeapAbstraction {
         let s = c.strukt;
         let holding = c.holding_invariants(prog);
         tracing::debug!("Abstract: holding invariants {holding:?}");
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            for p in c.pairs.iter().filter(|p| !p.holds()) {
+                tracing::debug!(
+                    "Abstract: {:?} {:?}: {} supporting, {} vacuous, {} violating samples",
+                    p.invariant,
+                    p.binding,
+                    p.supported,
+                    p.vacuous,
+                    p.violated
+                );
+            }
+        }
         let name = struct_name(prog, s);
         let e: Vec<Scg> = self
             .enabled
@@ -262,16 +274,24 @@ impl HeapAbstraction {
             .cloned()
     }
 
-    /// Samples are preferred where data structures are consistent: heaps at loop heads
-    /// and in the entry function (call stack of at most `main`'s frame) go to the main
-    /// collector, which fires at 5 samples; heaps elsewhere (often in the middle of an
-    /// update: a node whose parent pointer is set but that is not linked yet breaks
-    /// `tree_parent`) only count when 10 times as many were seen.
+    /// Samples are preferred where data structures are consistent. Heaps inside a
+    /// statement (`statement_starts` in `cegar::heap`: the steps of one statement,
+    /// e.g. of a list macro's expansion, share its position) are never taken: the
+    /// first deep heap a breadth-first search meets is mostly one whose newest node is
+    /// half linked. Heaps at loop heads and in the entry function (call stack of at
+    /// most `main`'s frame) go to the main collector, which fires at 5 samples; heaps
+    /// elsewhere (often in the middle of an update: a node whose parent pointer is set
+    /// but that is not linked yet breaks `tree_parent`) only count when 10 times as
+    /// many were seen.
     pub(super) fn threshold_reached(&self, node: &crate::art::ArtNode<HeapState>) -> bool {
         if !self.undecided_explicit() {
             return false;
         }
-        let stable = node.stack.len() <= 1 || self.loop_heads.contains(&node.loc);
+        let loop_head = self.loop_heads.contains(&node.loc);
+        if !loop_head && !self.statement_starts.contains(&node.loc) {
+            return false;
+        }
+        let stable = loop_head || node.stack.len() <= 1;
         if stable {
             self.collector.borrow_mut().offer(&node.state.explicit);
         } else {
@@ -317,7 +337,7 @@ impl HeapAbstraction {
         );
         drop((stable, inner));
         for h in &samples {
-            tracing::trace!("Abstract: sample {h:?}");
+            tracing::trace!("Abstract: sample {}", h.display(prog));
         }
         let refs: Vec<&ExplicitState> = samples.iter().collect();
         let pending: Vec<StructId> = self
@@ -399,6 +419,53 @@ mod tests {
             .iter()
             .filter(|m| m.structure() == Some("tree-parent"))
             .any(|m| lat.leq(m, &anchored)));
+    }
+
+    #[test]
+    fn the_statements_of_a_macro_expansion_have_no_statement_start_between_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("m.c");
+        std::fs::write(
+            &f,
+            "#define LINK(a, b) do { (a)->next = (b); (b)->prev = (a); } while (0)\n\
+             struct n { struct n *next, *prev; };\n\
+             int main(void) {\n\
+               struct n x, y;\n\
+               x.next = 0;\n\
+               LINK(&x, &y);\n\
+               y.next = 0;\n\
+               return 0;\n\
+             }\n",
+        )
+        .unwrap();
+        let prog = crate::frontend::parse_file(&f, &Default::default()).expect("parses");
+        let starts = statement_starts(&prog);
+        let at_line = |l: u32| -> Vec<crate::cfa::Node> {
+            prog.graph
+                .node_indices()
+                .filter(|&n| {
+                    prog.graph
+                        .edges_directed(n, petgraph::Direction::Outgoing)
+                        .any(|e| e.weight().src.line == l)
+                        && prog
+                            .graph
+                            .edges_directed(n, petgraph::Direction::Incoming)
+                            .any(|e| e.weight().src.line == l)
+                })
+                .collect()
+        };
+        // between the two stores of LINK (line 6): not a statement start
+        let inside = at_line(6);
+        assert!(!inside.is_empty());
+        assert!(inside.iter().all(|n| !starts.contains(n)));
+        // the location where LINK begins (after line 5's store) is one
+        assert!(prog.graph.node_indices().any(|n| {
+            starts.contains(&n)
+                && prog
+                    .graph
+                    .edges_directed(n, petgraph::Direction::Outgoing)
+                    .any(|e| e.weight().src.line == 6)
+        }));
     }
 
     #[test]

@@ -168,6 +168,29 @@ impl Cpa for HeapCpa {
         let used = s.shape.covered_by_union(&shapes)?;
         Some(used.into_iter().map(|j| cands[j]).collect())
     }
+    /// The stop operator with the predicate and explicit parts compared once per
+    /// candidate: the first candidate whose shape part covers alone, else the shape
+    /// stop-join over the candidates (the default's meaning, about half the work).
+    fn stop(&self, ts: &[&HeapState], s: &HeapState) -> Option<Vec<usize>> {
+        let cands: Vec<usize> = (0..ts.len())
+            .filter(|&i| {
+                self.pred.covers(&ts[i].pred, &s.pred)
+                    && self.explicit.covers(&ts[i].explicit, &s.explicit)
+            })
+            .collect();
+        if let Some(&i) = cands
+            .iter()
+            .find(|&&i| self.shape.covers(&ts[i].shape, &s.shape))
+        {
+            return Some(vec![i]);
+        }
+        if ts.len() < 2 || cands.is_empty() {
+            return None;
+        }
+        let shapes: Vec<&crate::shape::ShapeState> = cands.iter().map(|&i| &ts[i].shape).collect();
+        let used = s.shape.covered_by_union(&shapes)?;
+        Some(used.into_iter().map(|j| cands[j]).collect()).filter(|u: &Vec<usize>| !u.is_empty())
+    }
     /// Merge-join of the shape parts when the predicate cubes and explicit heaps are
     /// equal ([`crate::shape::ShapeState::merge`]: only for classes with the partial
     /// join, so a type whose refinement turned the join off is never merged either),

@@ -203,6 +203,8 @@ pub struct HeapAbstraction {
     inner_collector: RefCell<SampleCollector>,
     /// Loop heads of the program (targets of DFS back edges from function entries).
     loop_heads: BTreeSet<Node>,
+    /// Locations between two source statements ([`statement_starts`]).
+    statement_starts: BTreeSet<Node>,
     /// The wall-clock deadline of the run (FineTune stops asking its oracle after it).
     deadline: std::cell::Cell<Option<std::time::Instant>>,
     /// The body of the last certificate [`Abstraction::seal`] produced (what `verify`
@@ -290,6 +292,25 @@ fn loop_heads(prog: &Program) -> BTreeSet<Node> {
     out
 }
 
+/// The locations between two source statements: every edge into the location comes
+/// from another source position than every edge out of it. The steps a statement is
+/// lowered to (temporaries, the statements of a macro expansion, which all carry the
+/// position of the macro's use) share one position, so the locations inside them are
+/// excluded: a data structure there is often in the middle of an update.
+fn statement_starts(prog: &Program) -> BTreeSet<Node> {
+    use petgraph::Direction::{Incoming, Outgoing};
+    prog.graph
+        .node_indices()
+        .filter(|&n| {
+            prog.graph.edges_directed(n, Incoming).all(|i| {
+                prog.graph
+                    .edges_directed(n, Outgoing)
+                    .all(|o| i.weight().src != o.weight().src)
+            })
+        })
+        .collect()
+}
+
 fn struct_name(prog: &Program, s: StructId) -> String {
     prog.structs
         .get(s)
@@ -347,6 +368,7 @@ impl HeapAbstraction {
             collector: RefCell::new(SampleCollector::new(th)),
             inner_collector: RefCell::new(SampleCollector::new(inner_threshold(th))),
             loop_heads: loop_heads(prog),
+            statement_starts: statement_starts(prog),
             deadline: std::cell::Cell::new(None),
             sealed: RefCell::new(None),
             keep_certificate: true,
