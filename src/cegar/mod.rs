@@ -415,6 +415,11 @@ where
     Pr<A>: Clone + Serialize,
 {
     let mut search = Search::new(prog, abs, opts);
+    // a memory property: leaks are found by random runs only, so they run first
+    // (cheap, at most a few seconds) rather than after a time limit
+    if let Some(cex) = search.hunt_first() {
+        return search.finish(Verdict::Unsafe, None, Some(cex));
+    }
     loop {
         match search.iteration() {
             Next::Continue => {}
@@ -567,6 +572,34 @@ where
             why.push_str(&format!("; undefined behaviour is reachable: {first}"));
         }
         self.finish(Verdict::Unknown(why), None, None)
+    }
+
+    /// Under a memory property, the random hunt for a violation before any ART is
+    /// built ([`memsafety::hunt_memory_violation`]): the counterexample of a confirmed
+    /// one (its subproperty recorded).
+    fn hunt_first(&mut self) -> Option<Counterexample> {
+        if !self.opts.property.is_memory() {
+            return None;
+        }
+        let t = Instant::now();
+        let found = memsafety::hunt_memory_violation(
+            self.prog,
+            self.opts.property,
+            self.opts,
+            self.deadline,
+        );
+        self.stats.time_replay_s += t.elapsed().as_secs_f64();
+        let f = found?;
+        let line = format!(
+            "random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
+            f.seed,
+            f.violated,
+            f.counterexample.path.len()
+        );
+        tracing::info!("{line}");
+        self.log.push(line);
+        self.violated = Some(f.violated);
+        Some(f.counterexample)
     }
 
     fn cancelled(&self) -> bool {

@@ -33,10 +33,12 @@ impl HeapAtEnd {
         self.lost > 0
     }
 
-    /// A valid-memcleanup violation: `main` returned with memory still allocated (a
-    /// run stopped by `abort()`/`exit()` is no evidence either way).
+    /// A valid-memcleanup violation: the program ended (`main` returned, or
+    /// `abort()`/`exit()`) with memory still allocated. SV-COMP counts the end at
+    /// `abort()` too: forester-heap sll-token-1 violates valid-memcleanup only on the
+    /// runs that fail an assertion and abort.
     pub fn violates_memcleanup(&self) -> bool {
-        self.main_returned && self.allocated > 0
+        self.allocated > 0
     }
 }
 
@@ -190,7 +192,7 @@ mod tests {
         let h = heap_of(&src, 0).unwrap();
         assert!(!h.main_returned);
         assert_eq!((h.allocated, h.lost), (2, 1));
-        assert!(h.violates_memtrack() && !h.violates_memcleanup());
+        assert!(h.violates_memtrack() && h.violates_memcleanup());
     }
 
     #[test]
