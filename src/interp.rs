@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 mod heap_end;
-pub use heap_end::{replay_to_end, run_random_to_end, HeapAtEnd};
+pub use heap_end::{replay_to_end, run_random_to_end, violated_subproperty, HeapAtEnd};
 
 /// Limits of one run.
 #[derive(Clone, Debug)]

@@ -16,11 +16,11 @@ use std::path::Path;
 /// The `mem_*` tasks of `benchmarks/` that carry `property`: (input, expected,
 /// expected subproperty).
 fn mem_tasks(property: Property) -> Vec<(std::path::PathBuf, bool, Option<String>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
     discover_for(&[dir], property)
         .unwrap()
         .into_iter()
-        .filter(|t| t.name.starts_with("benchmarks/mem_"))
+        .filter(|t| t.name.starts_with("memsafety/mem_"))
         .filter_map(|t| match t.plan {
             Plan::Run {
                 input,
@@ -64,7 +64,7 @@ fn the_hunt_finds_each_bug_and_nothing_in_the_twins() {
 
 #[test]
 fn verify_names_the_violated_subproperty() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
     for (task, property, line) in [
         (
             "mem_use_after_free_bug.c",
@@ -83,6 +83,8 @@ fn verify_names_the_violated_subproperty() {
         ),
     ] {
         let f = dir.join(task);
+        let d = tempfile::tempdir().unwrap();
+        let cex = d.path().join("c.json");
         let (code, out) = shapemc(&[
             "verify",
             f.to_str().unwrap(),
@@ -91,12 +93,34 @@ fn verify_names_the_violated_subproperty() {
             property,
             "--timeout",
             "60",
+            "--cex",
+            cex.to_str().unwrap(),
         ]);
         assert_eq!(out.lines().next(), Some(line), "{task}: {out}");
         assert_eq!(code, 10);
+        // the counterexample replays to the violation (and is no unreach-call one)
+        let replay = |p: &str| {
+            shapemc(&[
+                "simulate",
+                f.to_str().unwrap(),
+                "--malloc-never-fails",
+                "--replay",
+                cex.to_str().unwrap(),
+                "--property",
+                p,
+            ])
+        };
+        let (code, out) = replay(property);
+        assert_eq!(code, 10, "{task}: {out}");
+        let sub = line.trim_start_matches("UNSAFE (").trim_end_matches(')');
+        assert!(out.contains(&format!("({sub} violated)")), "{task}: {out}");
+        let (code, out) = replay("valid-memcleanup");
+        if sub != "valid-memtrack" {
+            assert_eq!(code, 20, "{task}: {out}");
+        }
     }
     // a property file is read by its text
-    let prp = dir.join("properties/valid-memcleanup.prp");
+    let prp = dir.join("../properties/valid-memcleanup.prp");
     let f = dir.join("mem_global_list_bug.c");
     let (code, out) = shapemc(&[
         "verify",
@@ -175,7 +199,7 @@ fn certificates_are_checked_against_their_property() {
 /// every dereference and free is valid.
 #[test]
 fn no_leak_proof_for_programs_that_allocate() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
     let f = dir.join("mem_leak_overwrite.c");
     let (code, out) = shapemc(&[
         "verify",

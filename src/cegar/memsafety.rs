@@ -19,7 +19,9 @@
 
 use super::{counterexample, replay_model, CegarOptions};
 use crate::cfa::{AllocKind, LocKind, Op, Program, Step};
-use crate::interp::{replay_to_end, run_random_to_end, Limits, MemErrorKind, Outcome};
+use crate::interp::{
+    replay_to_end, run_random_to_end, violated_subproperty, Limits, MemErrorKind, Outcome,
+};
 use crate::simulate::Counterexample;
 use crate::smt::{timeout_until, SmtOptions};
 use crate::spec::{Property, Subproperty};
@@ -45,18 +47,6 @@ pub fn target_meaning(property: Property, kind: LocKind) -> TargetMeaning {
             TargetMeaning::Violation(Some(Subproperty::ValidFree))
         }
         _ => TargetMeaning::NoProof,
-    }
-}
-
-/// The subproperty a memory error of the interpreter violates.
-fn subproperty_of(kind: MemErrorKind) -> Option<Subproperty> {
-    match kind {
-        MemErrorKind::NullDeref
-        | MemErrorKind::UseAfterFree
-        | MemErrorKind::InvalidDeref
-        | MemErrorKind::OutOfBounds => Some(Subproperty::ValidDeref),
-        MemErrorKind::DoubleFree | MemErrorKind::InvalidFree => Some(Subproperty::ValidFree),
-        MemErrorKind::InvalidCall => None,
     }
 }
 
@@ -137,11 +127,9 @@ pub fn hunt_memory_violation(
         }
         let (run, heap) = run_random_to_end(prog, seed, &limits);
         let candidate = match (&run.outcome, heap) {
-            (Outcome::MemError { kind, .. }, _) if property == Property::ValidMemsafety => {
-                subproperty_of(*kind)
-                    .and_then(|s| to_target(prog, &run.trace, *kind).map(|p| (s, p)))
-            }
-            (Outcome::Exit, Some(h)) => leak_of(property, &h).map(|s| (s, run.trace.clone())),
+            (Outcome::MemError { kind, .. }, _) => violated_subproperty(property, *kind)
+                .and_then(|s| to_target(prog, &run.trace, *kind).map(|p| (s, p))),
+            (Outcome::Exit, Some(h)) => h.violated(property).map(|s| (s, run.trace.clone())),
             _ => None,
         };
         let Some((violated, path)) = candidate else {
@@ -177,15 +165,6 @@ pub fn hunt_memory_violation(
     None
 }
 
-/// The subproperty a heap at the end of a run violates under `property`.
-fn leak_of(property: Property, h: &crate::interp::HeapAtEnd) -> Option<Subproperty> {
-    match property {
-        Property::ValidMemsafety if h.violates_memtrack() => Some(Subproperty::ValidMemtrack),
-        Property::ValidMemcleanup if h.violates_memcleanup() => Some(Subproperty::ValidMemcleanup),
-        _ => None,
-    }
-}
-
 /// The replay of Z3's `model` of `path` ends in the violation: the counterexample.
 fn confirm(
     prog: &Program,
@@ -213,7 +192,7 @@ fn confirm(
                 malloc_never_fails: prog.malloc_never_fails,
             };
             let (run, heap) = replay_to_end(prog, &path, &inputs, &limits);
-            let ok = heap.is_some_and(|h| leak_of(property, &h) == Some(violated));
+            let ok = heap.is_some_and(|h| h.violated(property) == Some(violated));
             ok.then(|| counterexample(prog, path, inputs, &run))
         }
     }

@@ -9,8 +9,9 @@
 //! make a pointer to it again: no pointer arithmetic, no integer-to-pointer casts in
 //! the supported C), so a lost object at the end of a run was lost while allocated.
 
-use super::{Limits, Machine, Outcome, Ptr, Run, Source, Stop, Val};
+use super::{Limits, Machine, MemErrorKind, Outcome, Ptr, Run, Source, Stop, Val};
 use crate::cfa::{AllocKind, Inputs, LocKind, Program, Step};
+use crate::spec::{Property, Subproperty};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::BTreeMap;
@@ -27,7 +28,38 @@ pub struct HeapAtEnd {
     pub lost: usize,
 }
 
+/// The subproperty of `property` a memory error of kind `kind` violates (none for
+/// unreach-call and valid-memcleanup, whose violations are not memory errors; none for
+/// a call through an invalid function pointer).
+pub fn violated_subproperty(property: Property, kind: MemErrorKind) -> Option<Subproperty> {
+    if property != Property::ValidMemsafety {
+        return None;
+    }
+    match kind {
+        MemErrorKind::NullDeref
+        | MemErrorKind::UseAfterFree
+        | MemErrorKind::InvalidDeref
+        | MemErrorKind::OutOfBounds => Some(Subproperty::ValidDeref),
+        MemErrorKind::DoubleFree | MemErrorKind::InvalidFree => Some(Subproperty::ValidFree),
+        MemErrorKind::InvalidCall => None,
+    }
+}
+
 impl HeapAtEnd {
+    /// The subproperty of `property` this heap violates (valid-memtrack under
+    /// valid-memsafety, valid-memcleanup under valid-memcleanup).
+    pub fn violated(&self, property: Property) -> Option<Subproperty> {
+        match property {
+            Property::ValidMemsafety if self.violates_memtrack() => {
+                Some(Subproperty::ValidMemtrack)
+            }
+            Property::ValidMemcleanup if self.violates_memcleanup() => {
+                Some(Subproperty::ValidMemcleanup)
+            }
+            _ => None,
+        }
+    }
+
     /// A valid-memtrack violation: some allocated object is unreachable.
     pub fn violates_memtrack(&self) -> bool {
         self.lost > 0
