@@ -57,6 +57,10 @@ pub struct Header {
     pub malloc_never_fails: bool,
     /// Which program the states are of.
     pub program: ProgramVariant,
+    /// The property the certificate proves (`unreach-call` for certificates written
+    /// before the field existed); `check-certificate` refuses one of another property.
+    #[serde(default)]
+    pub property: crate::spec::Property,
     /// SHA-256 of the SCG library whose classes the states use (heap CPAs only).
     #[serde(default)]
     pub scg_library_sha256: Option<String>,
@@ -85,10 +89,28 @@ impl Header {
             input_sha256: sha256_file(&prog.file)?,
             malloc_never_fails: prog.malloc_never_fails,
             program,
+            property: crate::spec::Property::UnreachCall,
             scg_library_sha256,
             scg_library: None,
             nodes,
         })
+    }
+
+    /// This header for a proof of `property` ([`Header::property`]).
+    pub fn with_property(mut self, property: crate::spec::Property) -> Header {
+        self.property = property;
+        self
+    }
+
+    /// `Err` naming both properties unless the certificate proves `property`.
+    pub fn check_property(&self, property: crate::spec::Property) -> Result<(), String> {
+        if self.property == property {
+            return Ok(());
+        }
+        Err(format!(
+            "the certificate proves {}, not {property} (give `--property {}` to check it)",
+            self.property, self.property
+        ))
     }
 
     /// This header with the SCG library's origin ([`Header::scg_library`]).

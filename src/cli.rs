@@ -98,6 +98,11 @@ pub enum Command {
         /// Replay this counterexample (JSON written by `verify --cex`) instead of random runs.
         #[arg(long, value_name = "CEX")]
         replay: Option<PathBuf>,
+        /// With `--replay`: the property the counterexample violates (as `verify
+        /// --property`); under a memory property the replay must end in a memory
+        /// error or a leak of it.
+        #[arg(long, value_name = "PROPERTY", default_value = "unreach-call", value_parser = crate::spec::Property::parse_arg)]
+        property: crate::spec::Property,
         /// Print the trace of the first run that reaches the error (always with --replay).
         #[arg(long)]
         trace: bool,
@@ -195,6 +200,7 @@ pub fn run(cli: Cli) -> i32 {
             trace,
             format,
             timeout,
+            property,
         } => {
             crate::diag::start_watchdog(timeout, "simulate");
             let o = crate::simulate::SimOptions {
@@ -204,6 +210,7 @@ pub fn run(cli: Cli) -> i32 {
                 malloc_never_fails,
                 show_trace: trace,
                 format,
+                property,
             };
             match replay {
                 Some(cex) => crate::simulate::run_replay(&file, &cex, &o),

@@ -26,6 +26,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod heap_end;
+pub use heap_end::{replay_to_end, run_random_to_end, violated_subproperty, HeapAtEnd};
+
 /// Limits of one run.
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -731,6 +734,45 @@ impl<'a> Machine<'a> {
     }
 
     fn replay_inner(&mut self, path: &[Step]) -> Res<Outcome> {
+        self.replay_steps(path)?;
+        let loc = &self.prog.graph[self.node];
+        Ok(if loc.kind == LocKind::Error {
+            Outcome::Error {
+                node: self.node.index(),
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::NullDeref {
+            Outcome::MemError {
+                kind: MemErrorKind::NullDeref,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::DivByZero {
+            Outcome::DivByZero { src: loc.src }
+        } else if loc.kind == LocKind::InvalidDeref {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidDeref,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::InvalidFree {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidFree,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::InvalidCall {
+            Outcome::MemError {
+                kind: MemErrorKind::InvalidCall,
+                src: loc.src,
+            }
+        } else {
+            Outcome::Diverged {
+                step: path.len(),
+                reason: "path ends outside an error location".into(),
+            }
+        })
+    }
+
+    /// Executes exactly the steps of `path` (a divergence or an error of a step stops).
+    fn replay_steps(&mut self, path: &[Step]) -> Res<()> {
         let diverged = |step: usize, reason: &str| {
             stop(Outcome::Diverged {
                 step,
@@ -776,40 +818,7 @@ impl<'a> Machine<'a> {
                 _ => return diverged(i, "step kind does not match the edge"),
             }
         }
-        let loc = &self.prog.graph[self.node];
-        Ok(if loc.kind == LocKind::Error {
-            Outcome::Error {
-                node: self.node.index(),
-                src: loc.src,
-            }
-        } else if loc.kind == LocKind::NullDeref {
-            Outcome::MemError {
-                kind: MemErrorKind::NullDeref,
-                src: loc.src,
-            }
-        } else if loc.kind == LocKind::DivByZero {
-            Outcome::DivByZero { src: loc.src }
-        } else if loc.kind == LocKind::InvalidDeref {
-            Outcome::MemError {
-                kind: MemErrorKind::InvalidDeref,
-                src: loc.src,
-            }
-        } else if loc.kind == LocKind::InvalidFree {
-            Outcome::MemError {
-                kind: MemErrorKind::InvalidFree,
-                src: loc.src,
-            }
-        } else if loc.kind == LocKind::InvalidCall {
-            Outcome::MemError {
-                kind: MemErrorKind::InvalidCall,
-                src: loc.src,
-            }
-        } else {
-            Outcome::Diverged {
-                step: path.len(),
-                reason: "path ends outside an error location".into(),
-            }
-        })
+        Ok(())
     }
 }
 

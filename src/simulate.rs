@@ -42,6 +42,9 @@ pub struct SimOptions {
     pub malloc_never_fails: bool,
     pub show_trace: bool,
     pub format: SimFormat,
+    /// `--replay` under a memory property: the counterexample of `verify --property`
+    /// must end in a violation of it (a memory error or a leak) instead of the error.
+    pub property: crate::spec::Property,
 }
 
 #[derive(Serialize)]
@@ -136,6 +139,65 @@ pub fn run_simulate(file: &Path, o: &SimOptions) -> i32 {
     }
 }
 
+/// [`run_replay`] of a counterexample of `verify --property P` for a memory property:
+/// the program is read as `verify` reads it under P (the error functions as calls, the
+/// undefined-behaviour checks added); exit 10 when the replay ends in a violation of P
+/// (the memory error at the path's target, or memory lost / left allocated at its
+/// end), 20 otherwise.
+fn replay_memory(file: &Path, cex_file: &Path, cex: &Counterexample, o: &SimOptions) -> i32 {
+    let opts = crate::frontend::FrontendOptions {
+        malloc_never_fails: o.malloc_never_fails,
+        error_calls_as_calls: true,
+        ..Default::default()
+    };
+    let mut prog = match crate::frontend::parse_file(file, &opts) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return e.exit_code();
+        }
+    };
+    prog.add_undefined_behaviour_checks();
+    if let Some(bad) = cex.path.iter().find(|s| {
+        let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = **s;
+        e.index() >= prog.graph.edge_count()
+    }) {
+        eprintln!(
+            "{}: error: step {bad:?} names no edge of this program",
+            cex_file.display()
+        );
+        return exit::USAGE_OR_PARSE;
+    }
+    let limits = Limits {
+        max_steps: o.max_steps.max(cex.path.len() + 1),
+        malloc_never_fails: o.malloc_never_fails,
+    };
+    let run = replay_path(&prog, &cex.path, &cex.inputs, &limits);
+    let mut violated = match &run.outcome {
+        Outcome::MemError { kind, .. } => crate::interp::violated_subproperty(o.property, *kind),
+        _ => None,
+    };
+    let mut shown = run;
+    if violated.is_none() {
+        let (end, heap) = crate::interp::replay_to_end(&prog, &cex.path, &cex.inputs, &limits);
+        violated = heap.and_then(|h| h.violated(o.property));
+        shown = end;
+    }
+    if o.show_trace || violated.is_none() {
+        print!("{}", render_trace(&prog, &shown));
+    }
+    match violated {
+        Some(s) => {
+            println!("replay: {} ({s} violated)", shown.outcome);
+            exit::UNSAFE
+        }
+        None => {
+            println!("replay: {} (no {} violation)", shown.outcome, o.property);
+            exit::UNKNOWN
+        }
+    }
+}
+
 /// `shapemc simulate FILE --replay CEX`: replays a counterexample; returns 10 if it
 /// reaches the error location, 20 if it does not (the counterexample is not valid for
 /// this program), 2 if the counterexample file cannot be read.
@@ -153,6 +215,9 @@ pub fn run_replay(file: &Path, cex_file: &Path, o: &SimOptions) -> i32 {
             return exit::USAGE_OR_PARSE;
         }
     };
+    if o.property.is_memory() {
+        return replay_memory(file, cex_file, &cex, o);
+    }
     let prog = match load(file, o.malloc_never_fails) {
         Ok(p) => p,
         Err(code) => return code,

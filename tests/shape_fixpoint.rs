@@ -464,6 +464,7 @@ fn traps_are_never_proven_safe() {
         let opts = FrontendOptions {
             malloc_never_fails: false,
             clang_args: vec![format!("-DTRAP={trap}")],
+            ..Default::default()
         };
         let p = parse_file(&bench("tests/data/shape/unsound_traps.c"), &opts)
             .unwrap_or_else(|e| panic!("{e:?}"));

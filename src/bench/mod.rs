@@ -58,6 +58,12 @@ pub struct BenchArgs {
     /// it for several, e.g. `--verify-arg=--per-variable-uninit`.
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub verify_arg: Vec<String>,
+    /// The property scored: `unreach-call` (default), `valid-memsafety` or
+    /// `valid-memcleanup` (a name or a `.prp` file); tasks whose file does not carry it
+    /// are skipped, every `verify` run gets `--property`, and a `false` answer must
+    /// name the expected subproperty (`UNSAFE (valid-deref)`) to be correct.
+    #[arg(long, value_name = "PROPERTY", default_value = "unreach-call", value_parser = crate::spec::Property::parse_arg)]
+    pub property: crate::spec::Property,
 }
 
 /// The `verify` options every task runs with: SV-COMP's conventions. Its rules assume
@@ -78,6 +84,15 @@ fn verify_threads(jobs: usize, verify_args: &[String]) -> Vec<String> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     vec!["--jobs".into(), (cores / jobs.max(1)).max(1).to_string()]
+}
+
+/// `--property NAME` for a memory property; nothing for unreach-call, so that the
+/// unreach-call runs are exactly those of before the option existed.
+fn property_args(p: crate::spec::Property) -> Vec<String> {
+    if p == crate::spec::Property::UnreachCall {
+        return Vec::new();
+    }
+    vec!["--property".into(), p.name().into()]
 }
 
 /// One line of `--table1`: the same task with maximal SCGs and with refinement.
@@ -136,7 +151,7 @@ fn run_inner(args: &BenchArgs) -> Result<i32, String> {
     }
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the shapemc binary: {e}"))?;
-    let tasks = task::discover(&args.folders)?;
+    let tasks = task::discover_for(&args.folders, args.property)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -164,6 +179,7 @@ fn run_inner(args: &BenchArgs) -> Result<i32, String> {
         extra_args: SVCOMP_VERIFY_ARGS
             .iter()
             .map(|a| a.to_string())
+            .chain(property_args(args.property))
             .chain(verify_threads(jobs, &args.verify_arg))
             .chain(args.verify_arg.iter().cloned())
             .collect(),
@@ -332,10 +348,17 @@ pub fn run_task(t: &Task, cfg: &RunConfig) -> Row {
             Judgement::Error,
             why.clone(),
         ),
-        Plan::Run { input, expected } => {
+        Plan::Run {
+            input,
+            expected,
+            subproperty,
+            ..
+        } => {
             let o = run_verify(cfg, input);
             tracing::debug!(task = %t.name, answer = o.answer.label(), seconds = o.seconds, "task done");
-            Row::from_outcome(&t.name, &file, t.properties.clone(), *expected, &o)
+            let mut row = Row::from_outcome(&t.name, &file, t.properties.clone(), *expected, &o);
+            report::judge_subproperty(&mut row, subproperty.as_deref());
+            row
         }
     }
 }

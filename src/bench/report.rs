@@ -61,6 +61,33 @@ pub fn judge(expected: bool, answer: Answer) -> (Judgement, i64) {
     }
 }
 
+/// SV-COMP's rule for properties with subproperties: a correct `false` answer must
+/// name the violated subproperty the task expects (`UNSAFE (valid-memtrack)`, read from
+/// the verdict line in `row.reason`); naming another one, or none, is a wrong `false`
+/// (−16). Rows without an expected subproperty are left as they are.
+pub fn judge_subproperty(row: &mut Row, expected: Option<&str>) {
+    let Some(want) = expected else {
+        return;
+    };
+    if row.result != Judgement::Correct || row.got.as_deref() != Some("false") {
+        return;
+    }
+    let named = row
+        .reason
+        .strip_prefix("UNSAFE (")
+        .and_then(|r| r.split_once(')'))
+        .map(|(s, _)| s.trim());
+    if named != Some(want) {
+        row.result = Judgement::Wrong;
+        row.score = -16;
+        row.reason = format!(
+            "expected subproperty {want}, answered {}: {}",
+            named.unwrap_or("none"),
+            row.reason
+        );
+    }
+}
+
 /// One task's line on the scoreboard (also one JSON object / CSV line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -554,6 +581,28 @@ mod tests {
             reason: String::new(),
         };
         Row::from_outcome(task, "t.yml", vec!["unreach-call".into()], expected, &o)
+    }
+
+    #[test]
+    fn a_false_answer_must_name_the_expected_subproperty() {
+        let mut r = row("t", false, Answer::False, 1.0);
+        r.reason = "UNSAFE (valid-deref)".into();
+        let mut same = r.clone();
+        judge_subproperty(&mut same, Some("valid-deref"));
+        assert_eq!((same.result, same.score), (Judgement::Correct, 1));
+        let mut other = r.clone();
+        judge_subproperty(&mut other, Some("valid-memtrack"));
+        assert_eq!((other.result, other.score), (Judgement::Wrong, -16));
+        let mut none = row("t", false, Answer::False, 1.0);
+        none.reason = "UNSAFE".into();
+        judge_subproperty(&mut none, Some("valid-free"));
+        assert_eq!(none.result, Judgement::Wrong);
+        let mut unchecked = r.clone();
+        judge_subproperty(&mut unchecked, None);
+        assert_eq!(unchecked, r);
+        let mut t = row("t", true, Answer::True, 1.0);
+        judge_subproperty(&mut t, Some("valid-free"));
+        assert_eq!(t.result, Judgement::Correct);
     }
 
     #[test]

@@ -4,23 +4,27 @@
 //! `input_files` as a scalar, a flow list or a block list, and `properties` as a block list
 //! of mappings (`property_file`, `expected_verdict`, `subproperty`).
 
+use crate::spec::Property;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The kind of a property file, recognised from its text (or, failing that, its name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PropertyKind {
-    /// `G ! call(reach_error())`: the only property the scoreboard scores.
-    UnreachCall,
-    /// Any other property, by name (e.g. `valid-memsafety`).
+    /// A property `verify --property` checks ([`crate::spec::Property`]).
+    Known(Property),
+    /// Any other property, by name (e.g. `no-overflow`).
     Other(String),
 }
 
 impl PropertyKind {
+    /// `G ! call(reach_error())`.
+    pub const UNREACH_CALL: PropertyKind = PropertyKind::Known(Property::UnreachCall);
+
     /// The SV-COMP short name (`unreach-call`, `valid-memsafety`, ...).
     pub fn name(&self) -> &str {
         match self {
-            PropertyKind::UnreachCall => "unreach-call",
+            PropertyKind::Known(p) => p.name(),
             PropertyKind::Other(n) => n,
         }
     }
@@ -173,15 +177,18 @@ fn parse_scalar_or_flow_list(v: &str) -> Vec<String> {
     }
 }
 
-/// Recognises a property file: unreach-call when its text checks `call(reach_error())`,
-/// otherwise by its file stem (`valid-memsafety`, ...), the SV-COMP naming convention.
+/// Recognises a property file by its text ([`Property::from_prp_text`]); a file that
+/// cannot be read or states no property shapemc checks is named by its file stem (the
+/// SV-COMP naming convention: `valid-memsafety.prp`).
 pub fn classify_property(path: &Path) -> PropertyKind {
     let by_text = fs::read_to_string(path)
-        .map(|t| t.contains("call(reach_error())"))
-        .unwrap_or(false);
+        .ok()
+        .and_then(|t| Property::from_prp_text(&t));
+    if let Some(p) = by_text {
+        return PropertyKind::Known(p);
+    }
     match path.file_stem().and_then(|s| s.to_str()) {
-        _ if by_text => PropertyKind::UnreachCall,
-        Some("unreach-call") => PropertyKind::UnreachCall,
+        Some("unreach-call") => PropertyKind::UNREACH_CALL,
         Some(s) => PropertyKind::Other(s.to_string()),
         None => PropertyKind::Other(path.display().to_string()),
     }
@@ -190,12 +197,17 @@ pub fn classify_property(path: &Path) -> PropertyKind {
 /// What the scoreboard will do with one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
-    /// Run `shapemc verify` on `input` and score against `expected` (unreach-call).
+    /// Run `shapemc verify --property P` on `input` and score against `expected`.
     Run {
         /// The C file.
         input: PathBuf,
-        /// The expected verdict for unreach-call.
+        /// The expected verdict for the scored property.
         expected: bool,
+        /// The property scored (`scripts/scoreboard --property`).
+        property: Property,
+        /// The violated subproperty of an expected `false` (`valid-deref`, ...), as the
+        /// task file names it; a `false` answer naming another one is wrong.
+        subproperty: Option<String>,
     },
     /// Not run, shown as `skipped` with the reason (unsupported property, ...).
     Skip(String),
@@ -216,9 +228,16 @@ pub struct Task {
     pub plan: Plan,
 }
 
-/// Builds the plan for the task file `yml` named `name`. Never fails: problems become
-/// [`Plan::Skip`] or [`Plan::Broken`], so no task is silently dropped.
+/// Builds the plan for the task file `yml` named `name`, scoring unreach-call
+/// ([`load_task_for`]).
 pub fn load_task(name: String, yml: &Path) -> Task {
+    load_task_for(name, yml, Property::UnreachCall)
+}
+
+/// Builds the plan for the task file `yml` named `name`, scoring `property`: a task
+/// without it is skipped. Never fails: problems become [`Plan::Skip`] or
+/// [`Plan::Broken`], so no task is silently dropped.
+pub fn load_task_for(name: String, yml: &Path, property: Property) -> Task {
     let dir = yml.parent().unwrap_or(Path::new("."));
     let parsed = fs::read_to_string(yml)
         .map_err(|e| format!("cannot read task file: {e}"))
@@ -240,10 +259,15 @@ pub fn load_task(name: String, yml: &Path) -> Task {
         .map(|p| (classify_property(&dir.join(&p.file)), p))
         .collect();
     let properties = kinds.iter().map(|(k, _)| k.name().to_string()).collect();
-    let plan = match kinds.iter().find(|(k, _)| *k == PropertyKind::UnreachCall) {
+    let wanted = PropertyKind::Known(property);
+    let plan = match kinds.iter().find(|(k, _)| *k == wanted) {
         None if kinds.is_empty() => Plan::Skip("no properties".to_string()),
         None => Plan::Skip(format!(
-            "unsupported property: {}",
+            "{}: {}",
+            match property {
+                Property::UnreachCall => "unsupported property".to_string(),
+                p => format!("no {p} property"),
+            },
             kinds
                 .iter()
                 .map(|(k, _)| k.name())
@@ -251,14 +275,19 @@ pub fn load_task(name: String, yml: &Path) -> Task {
                 .join(", ")
         )),
         Some((_, spec)) => match spec.expected {
-            None => Plan::Skip("unreach-call without expected_verdict".to_string()),
+            None => Plan::Skip(format!("{property} without expected_verdict")),
             Some(_) if tf.input_files.len() != 1 => {
                 Plan::Skip("several input files (unsupported)".to_string())
             }
             Some(expected) => {
                 let input = dir.join(&tf.input_files[0]);
                 if input.is_file() {
-                    Plan::Run { input, expected }
+                    Plan::Run {
+                        input,
+                        expected,
+                        property,
+                        subproperty: spec.subproperty.clone(),
+                    }
                 } else {
                     Plan::Broken(format!("input file {} not found", input.display()))
                 }
@@ -274,8 +303,13 @@ pub fn load_task(name: String, yml: &Path) -> Task {
 }
 
 /// Finds every `*.yml` under the given folders (recursively; a `.yml` file may also be
-/// given directly), sorted by name. Errors only for a path that does not exist.
+/// given directly), sorted by name, scoring unreach-call ([`discover_for`]).
 pub fn discover(roots: &[PathBuf]) -> Result<Vec<Task>, String> {
+    discover_for(roots, Property::UnreachCall)
+}
+
+/// [`discover`] scoring `property`. Errors only for a path that does not exist.
+pub fn discover_for(roots: &[PathBuf], property: Property) -> Result<Vec<Task>, String> {
     let mut tasks = Vec::new();
     for root in roots {
         if !root.exists() {
@@ -287,7 +321,7 @@ pub fn discover(roots: &[PathBuf]) -> Result<Vec<Task>, String> {
             .unwrap_or_else(|| root.display().to_string());
         if root.is_file() {
             let stem = root.file_stem().map(|s| s.to_string_lossy().into_owned());
-            tasks.push(load_task(stem.unwrap_or(label), root));
+            tasks.push(load_task_for(stem.unwrap_or(label), root, property));
             continue;
         }
         let root_label = label.trim_end_matches(".yml").to_string();
@@ -300,7 +334,7 @@ pub fn discover(roots: &[PathBuf]) -> Result<Vec<Task>, String> {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join("/");
-            tasks.push(load_task(format!("{root_label}/{rel}"), &yml));
+            tasks.push(load_task_for(format!("{root_label}/{rel}"), &yml, property));
         }
     }
     tasks.sort_by(|a, b| a.name.cmp(&b.name));
@@ -423,7 +457,9 @@ mod tests {
             tasks[0].plan,
             Plan::Run {
                 input: suite.join("a.c"),
-                expected: true
+                expected: true,
+                property: Property::UnreachCall,
+                subproperty: None,
             }
         );
         assert_eq!(tasks[0].properties, ["valid-memsafety", "unreach-call"]);
@@ -431,6 +467,18 @@ mod tests {
             tasks[1].plan,
             Plan::Skip("unsupported property: valid-memsafety".to_string())
         );
+        let mem = discover_for(std::slice::from_ref(&suite), Property::ValidMemsafety).unwrap();
+        assert_eq!(
+            mem[0].plan,
+            Plan::Run {
+                input: suite.join("a.c"),
+                expected: false,
+                property: Property::ValidMemsafety,
+                subproperty: None,
+            }
+        );
+        assert!(matches!(&mem[1].plan, Plan::Run { expected: true, .. }));
+        assert!(matches!(&mem[2].plan, Plan::Skip(_)));
         assert!(matches!(&tasks[2].plan, Plan::Broken(m) if m.contains("not found")));
         assert!(matches!(&tasks[3].plan, Plan::Broken(m) if m.contains("bad task file")));
         assert!(discover(&[root.join("does-not-exist")]).is_err());

@@ -10,7 +10,6 @@ use super::{model_check, CegarOptions, Verdict};
 use crate::art::Order;
 use crate::cert::{check, Certificate, Header, ProgramVariant};
 use crate::diag::exit;
-use crate::frontend::load_for_cli;
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -110,6 +109,12 @@ pub struct VerifyArgs {
     /// written). With 1, `--promote` schedules the two one after the other.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// The property to check: `unreach-call` (default: no call of reach_error()),
+    /// `valid-memsafety` (valid-free, valid-deref, valid-memtrack; an UNSAFE answer
+    /// names the violated one, `UNSAFE (valid-deref)`) or `valid-memcleanup`; a short
+    /// name or an SV-COMP property file (`unreach-call.prp`, read by its text).
+    #[arg(long, value_name = "PROPERTY", default_value = "unreach-call", value_parser = crate::spec::Property::parse_arg)]
+    pub property: crate::spec::Property,
 }
 
 /// The schedule of [`VerifyArgs::promote`].
@@ -163,6 +168,7 @@ impl Default for VerifyArgs {
             no_merge: false,
             promote: Promote::Auto,
             jobs: None,
+            property: crate::spec::Property::UnreachCall,
         }
     }
 }
@@ -183,17 +189,49 @@ pub struct VerifyReport {
     pub certificate_file: Option<CertFile>,
     pub counterexample: Option<crate::simulate::Counterexample>,
     pub log: Vec<String>,
+    /// The violated subproperty of an UNSAFE answer under a memory property.
+    pub violated: Option<crate::spec::Subproperty>,
+}
+
+impl VerifyReport {
+    /// The verdict line: [`Verdict::line`], with the violated subproperty of a memory
+    /// property (`UNSAFE (valid-memtrack)`).
+    pub fn verdict_line(&self) -> String {
+        match (&self.verdict, self.violated) {
+            (Verdict::Unsafe, Some(sub)) => format!("UNSAFE ({sub})"),
+            (v, _) => v.line(),
+        }
+    }
 }
 
 /// The program `verify` and `check-certificate` analyse: `file` parsed
-/// ([`load_for_cli`]) with the undefined-behaviour checks added
+/// ([`crate::frontend::load_for_cli`]) with the undefined-behaviour checks added
 /// ([`crate::cfa::Program::add_undefined_behaviour_checks`]: NULL and invalid
 /// dereferences, invalid frees, divisions by zero), so that a proof covers them.
 pub fn load_for_verification(
     file: &Path,
     malloc_never_fails: bool,
 ) -> Result<crate::cfa::Program, i32> {
-    let mut prog = load_for_cli(file, malloc_never_fails)?;
+    load_for_property(file, malloc_never_fails, crate::spec::Property::UnreachCall)
+}
+
+/// [`load_for_verification`] for `property`: under a memory property with the C
+/// semantics of the error functions
+/// ([`crate::frontend::FrontendOptions::error_calls_as_calls`]).
+pub fn load_for_property(
+    file: &Path,
+    malloc_never_fails: bool,
+    property: crate::spec::Property,
+) -> Result<crate::cfa::Program, i32> {
+    let opts = crate::frontend::FrontendOptions {
+        malloc_never_fails,
+        error_calls_as_calls: property.is_memory(),
+        ..Default::default()
+    };
+    let mut prog = crate::frontend::parse_file(file, &opts).map_err(|e| {
+        eprintln!("{e}");
+        e.exit_code()
+    })?;
     let (null, invalid, free, divs) = prog.add_undefined_behaviour_checks();
     tracing::debug!(
         "{null} NULL-dereference, {invalid} invalid-dereference, {free} invalid-free and {divs} division-by-zero checks added"
@@ -212,10 +250,12 @@ pub fn load_for_verification(
 /// reported (with `--promote auto`: of the first, short run, unless that one ran out of
 /// time; then of a second run in the time left).
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
-    let prog = load_for_verification(file, args.malloc_never_fails)?;
+    let prog = load_for_property(file, args.malloc_never_fails, args.property)?;
     let started = std::time::Instant::now();
     let budget = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
+    // promotion turns heap objects into globals: it would hide leaks and frees
     let promoted = match (args.domains, args.promote) {
+        _ if args.property.is_memory() => None,
         (Domains::Heap, Promote::Auto | Promote::First) => crate::promote::promote(&prog),
         _ => None,
     };
@@ -409,6 +449,7 @@ fn verify_portfolio(
             certificate_file: None,
             counterexample: None,
             log: Vec::new(),
+            violated: None,
         },
     };
     if let Some(line) = promoted_line {
@@ -505,13 +546,15 @@ fn verify_program_cancellable(
         memory_limit_mb: args.memory_limit,
         merge: !args.no_merge,
         cancel,
+        property: args.property,
         ..Default::default()
     };
     if args.domains == Domains::Pred {
         let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
         let out = model_check(&prog, &mut abs, &opts);
         let file = out.certificate.as_ref().and_then(|c| {
-            let h = Header::new("predabs", &prog, variant, None, c.nodes.len());
+            let h = Header::new("predabs", &prog, variant, None, c.nodes.len())
+                .map(|h| h.with_property(args.property));
             cert_file(h, CertBody::Pred(c.clone()))
         });
         return VerifyReport {
@@ -522,6 +565,7 @@ fn verify_program_cancellable(
             certificate_file: file,
             counterexample: out.counterexample,
             log: out.log,
+            violated: out.violated,
         };
     }
     let lattice = match crate::scg::Lattice::load(None) {
@@ -551,8 +595,11 @@ fn verify_program_cancellable(
     let out = model_check(&prog, &mut abs, &opts);
     let file = match (&out.certificate, abs.take_sealed()) {
         (Some(c), Some(body)) => {
-            let h = Header::new(&c.cpa, &prog, variant, abs.library_sha256(), c.nodes.len())
-                .map(|h| h.with_scg_library(abs.library_origin()));
+            let h =
+                Header::new(&c.cpa, &prog, variant, abs.library_sha256(), c.nodes.len()).map(|h| {
+                    h.with_scg_library(abs.library_origin())
+                        .with_property(args.property)
+                });
             cert_file(h, CertBody::Heap(body))
         }
         _ => None,
@@ -565,6 +612,7 @@ fn verify_program_cancellable(
         certificate_file: file,
         counterexample: out.counterexample,
         log: out.log,
+        violated: out.violated,
     }
 }
 
@@ -626,7 +674,7 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     if let Some(path) = &args.stats_json {
         let mut v = serde_json::to_value(s).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
-            o.insert("verdict".into(), rep.verdict.line().into());
+            o.insert("verdict".into(), rep.verdict_line().into());
         }
         if let Err(e) = write_json(path, &v) {
             eprintln!("error: cannot write the statistics: {e}");
@@ -644,7 +692,7 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
         (Some(path), Some(c)) => Some((path, write_json(path, c))),
         _ => None,
     };
-    println!("{}", rep.verdict.line());
+    println!("{}", rep.verdict_line());
     println!(
         "refinements: {} (predicates), {} td, {} scg, {} merge, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
         s.refinements_pred,
@@ -712,6 +760,10 @@ pub struct CheckArgs {
     /// Memory limit in MiB (UNKNOWN, exit 20, when exceeded).
     #[arg(long, value_name = "MB")]
     pub memory_limit: Option<u64>,
+    /// The property the certificate must prove (as `verify --property`); a
+    /// certificate of another property is INVALID.
+    #[arg(long, value_name = "PROPERTY", default_value = "unreach-call", value_parser = crate::spec::Property::parse_arg)]
+    pub property: crate::spec::Property,
 }
 
 /// The answer of `check-certificate`.
@@ -754,7 +806,13 @@ pub fn check_certificate(
                 .into(),
         );
     }
-    let prog = load_for_verification(file, h.malloc_never_fails)?;
+    if let Err(e) = h.check_property(args.property) {
+        return invalid(e);
+    }
+    let prog = load_for_property(file, h.malloc_never_fails, h.property)?;
+    if let Err(e) = super::memsafety::memory_proof_obligation(&prog, h.property) {
+        return invalid(format!("no proof of {}: {e}", h.property));
+    }
     let prog = match h.program {
         ProgramVariant::AsWritten => prog,
         ProgramVariant::Promoted => match crate::promote::promote(&prog) {
@@ -895,6 +953,7 @@ mod tests {
                 trace: Vec::new(),
             }),
             log: Vec::new(),
+            violated: None,
         }
     }
 

@@ -20,6 +20,7 @@
 pub mod cli;
 mod gate;
 pub mod heap;
+pub mod memsafety;
 pub mod predicates;
 
 /// The compact body of heap certificates, under its former name.
@@ -93,6 +94,8 @@ pub struct CegarOptions {
     /// Ends the run UNKNOWN ([`crate::art::CANCELLED`]) once set, without the random
     /// bug hunt of other UNKNOWN answers (a portfolio's other analysis answered).
     pub cancel: Option<crate::art::Cancel>,
+    /// The property checked ([`memsafety`]: what a target means, what SAFE needs).
+    pub property: crate::spec::Property,
 }
 
 impl Default for CegarOptions {
@@ -107,6 +110,7 @@ impl Default for CegarOptions {
             memory_limit_mb: None,
             merge: true,
             cancel: None,
+            property: crate::spec::Property::UnreachCall,
         }
     }
 }
@@ -288,6 +292,8 @@ pub struct Outcome<S, P> {
     pub counterexample: Option<Counterexample>,
     /// One line per refinement (what was learnt where).
     pub log: Vec<String>,
+    /// The violated subproperty of an UNSAFE answer under a memory property.
+    pub violated: Option<crate::spec::Subproperty>,
 }
 
 type St<A> = <<A as Abstraction>::Cpa as Cpa>::State;
@@ -409,6 +415,11 @@ where
     Pr<A>: Clone + Serialize,
 {
     let mut search = Search::new(prog, abs, opts);
+    // a memory property: leaks are found by random runs only, so they run first
+    // (cheap, at most a few seconds) rather than after a time limit
+    if let Some(cex) = search.hunt_first() {
+        return search.finish(Verdict::Unsafe, None, Some(cex));
+    }
     loop {
         match search.iteration() {
             Next::Continue => {}
@@ -449,6 +460,8 @@ struct Search<'a, A: Abstraction> {
     /// Undefined behaviour found reachable (replayed): never SAFE after one, but the
     /// search goes on, since a real error path still makes the answer UNSAFE.
     undefined: Vec<(LocKind, String)>,
+    /// The violated subproperty of an UNSAFE answer under a memory property.
+    violated: Option<crate::spec::Subproperty>,
 }
 
 impl<'a, A: Abstraction> Search<'a, A>
@@ -481,6 +494,7 @@ where
             art,
             bopts,
             undefined: Vec::new(),
+            violated: None,
         }
     }
 
@@ -504,6 +518,7 @@ where
             certificate,
             counterexample,
             log: self.log,
+            violated: self.violated,
         }
     }
 
@@ -514,6 +529,34 @@ where
             return self.finish(Verdict::Unknown(crate::art::CANCELLED.into()), None, None);
         }
         let t = Instant::now();
+        if self.opts.property.is_memory() {
+            let found = memsafety::hunt_memory_violation(
+                self.prog,
+                self.opts.property,
+                self.opts,
+                self.deadline,
+            );
+            self.stats.time_replay_s += t.elapsed().as_secs_f64();
+            if let Some(f) = found {
+                let line = format!(
+                    "the abstraction gave up ({why}); random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
+                    f.seed,
+                    f.violated,
+                    f.counterexample.path.len()
+                );
+                tracing::info!("{line}");
+                self.log.push(line);
+                self.violated = Some(f.violated);
+                return self.finish(Verdict::Unsafe, None, Some(f.counterexample));
+            }
+            match self.undefined.first() {
+                Some((_, first)) if !why.contains(first.as_str()) => {
+                    why.push_str(&format!("; no proof: {first}"));
+                }
+                _ => {}
+            }
+            return self.finish(Verdict::Unknown(why), None, None);
+        }
         let hunt = hunt_error(self.prog, self.opts, self.deadline);
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         if let Some((seed, cex)) = hunt {
@@ -529,6 +572,34 @@ where
             why.push_str(&format!("; undefined behaviour is reachable: {first}"));
         }
         self.finish(Verdict::Unknown(why), None, None)
+    }
+
+    /// Under a memory property, the random hunt for a violation before any ART is
+    /// built ([`memsafety::hunt_memory_violation`]): the counterexample of a confirmed
+    /// one (its subproperty recorded).
+    fn hunt_first(&mut self) -> Option<Counterexample> {
+        if !self.opts.property.is_memory() {
+            return None;
+        }
+        let t = Instant::now();
+        let found = memsafety::hunt_memory_violation(
+            self.prog,
+            self.opts.property,
+            self.opts,
+            self.deadline,
+        );
+        self.stats.time_replay_s += t.elapsed().as_secs_f64();
+        let f = found?;
+        let line = format!(
+            "random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
+            f.seed,
+            f.violated,
+            f.counterexample.path.len()
+        );
+        tracing::info!("{line}");
+        self.log.push(line);
+        self.violated = Some(f.violated);
+        Some(f.counterexample)
     }
 
     fn cancelled(&self) -> bool {
@@ -574,6 +645,12 @@ where
                     Err(r) => Next::GiveUp(r),
                 }
             }
+            // a memory property: random runs may still find a violation
+            BuildOutcome::Complete
+                if !self.undefined.is_empty() && self.opts.property.is_memory() =>
+            {
+                Next::GiveUp(self.undefined_reason())
+            }
             BuildOutcome::Complete if !self.undefined.is_empty() => {
                 Next::Done(Verdict::Unknown(self.undefined_reason()), None, None)
             }
@@ -603,10 +680,19 @@ where
                 "call through an invalid function pointer",
                 "calls through invalid function pointers",
             ),
+            count(LocKind::Error, "reach_error() call", "reach_error() calls"),
         ]
         .into_iter()
         .flatten()
         .collect();
+        if self.opts.property.is_memory() {
+            return format!(
+                "no proof of {}: reachable ({}), after which the program is not analysed: {}",
+                self.opts.property,
+                counts.join(", "),
+                self.undefined[0].1
+            );
+        }
         format!(
             "undefined behaviour is reachable ({}), after which C allows anything, reach_error() included; no path to an error location was found: {}",
             counts.join(", "),
@@ -618,6 +704,9 @@ where
     /// the [`safe_gate`].
     fn complete(&mut self) -> Next<St<A>, Pr<A>> {
         let (prog, opts) = (self.prog, self.opts);
+        if let Err(why) = memsafety::memory_proof_obligation(prog, opts.property) {
+            return Next::GiveUp(why);
+        }
         let t = Instant::now();
         if let (Some(l), Some(m)) = (opts.memory_limit_mb, crate::diag::resident_mib()) {
             // the check recomputes every uncovered node's successors: leave room
@@ -700,6 +789,9 @@ where
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         let at = self.art.nodes[n].loc;
         let kind = prog.graph[at].kind;
+        if self.opts.property.is_memory() {
+            return self.feasible_memory_path(at, path, inputs, &run);
+        }
         if replays_target(kind, &run.outcome) {
             let what = undefined_str(prog, at, path.last().copied());
             let line = format!("{what} (a replayed path of {} steps)", path.len());
@@ -718,6 +810,53 @@ where
             path.len(),
             run.outcome
         ))
+    }
+
+    /// [`Search::feasible_path`] under a memory property: a replayed path to a target
+    /// that is a violation ([`memsafety::target_meaning`]) is UNSAFE with its
+    /// subproperty; one to any other target (`reach_error()` included) is recorded.
+    fn feasible_memory_path(
+        &mut self,
+        at: Node,
+        path: Vec<Step>,
+        inputs: crate::cfa::Inputs,
+        run: &crate::interp::Run,
+    ) -> Next<St<A>, Pr<A>> {
+        let prog = self.prog;
+        let kind = prog.graph[at].kind;
+        let reached = replays_target(kind, &run.outcome)
+            || (kind == LocKind::Error && run.outcome.is_error());
+        if !reached {
+            return Next::GiveUp(format!(
+                "a path of {} steps to a target is feasible in the path formula but its replay did not reach it ({})",
+                path.len(),
+                run.outcome
+            ));
+        }
+        match memsafety::target_meaning(self.opts.property, kind) {
+            memsafety::TargetMeaning::Violation(sub) => {
+                self.violated = sub;
+                let cex = counterexample(prog, path, inputs, run);
+                Next::Done(Verdict::Unsafe, None, Some(cex))
+            }
+            memsafety::TargetMeaning::NoProof => {
+                let what = if kind == LocKind::Error {
+                    format!(
+                        "{}:{}: reach_error() is called (what follows the call is not analysed)",
+                        prog.file.display(),
+                        prog.graph[at].src
+                    )
+                } else {
+                    undefined_str(prog, at, path.last().copied())
+                };
+                let line = format!("{what} (a replayed path of {} steps)", path.len());
+                tracing::info!("no proof: {line}");
+                self.log.push(format!("no proof: {line}"));
+                self.undefined.push((kind, line));
+                self.bopts.reached.push(at);
+                Next::Continue
+            }
+        }
     }
 
     /// An infeasible error path to node `n`: the abstraction refines from the

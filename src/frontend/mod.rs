@@ -25,6 +25,12 @@ pub struct FrontendOptions {
     pub malloc_never_fails: bool,
     /// Extra arguments for clang (e.g. `-DFOO`, `-I dir`).
     pub clang_args: Vec<String>,
+    /// The C semantics of the memory properties (`verify --property valid-memsafety`):
+    /// a `reach_error()` the program defines is an ordinary call (its body runs) and
+    /// the assert-failure functions (`__assert_fail`, ...) end the run like `abort()`,
+    /// instead of both being error locations. `__VERIFIER_error()` and an undefined
+    /// `reach_error()` stay error locations.
+    pub error_calls_as_calls: bool,
 }
 
 /// Header directory of the multiarch x86_64 glibc headers (usable for i386 too, except

@@ -78,7 +78,9 @@ pub fn unreach_tasks(dir: &Path) -> Vec<(PathBuf, bool)> {
     ymls.sort();
     ymls.into_iter()
         .filter_map(|y| match load_task(String::new(), &y).plan {
-            Plan::Run { input, expected } => Some((input, expected)),
+            Plan::Run {
+                input, expected, ..
+            } => Some((input, expected)),
             Plan::Skip(_) | Plan::Broken(_) => None,
         })
         .collect()

@@ -19,6 +19,8 @@ const ERROR_FNS: &[&str] = &[
     "__assert",
 ];
 const HALT_FNS: &[&str] = &["abort", "exit", "_Exit"];
+/// The error functions that stand for a failing `assert` (glibc's end in `abort()`).
+const ASSERT_FAIL_FNS: &[&str] = &["__assert_fail", "__assert_perror_fail", "__assert"];
 /// External functions without effect on program memory (result: nondet).
 const PURE_EXTERNS: &[&str] = &["printf", "puts", "putchar"];
 
@@ -169,13 +171,18 @@ impl<'c, 't> FnLower<'c, 't> {
             self.cur = next;
             return Ok(want.then_some(Expr::Int(0)));
         }
-        if ERROR_FNS.contains(&name.as_str()) || HALT_FNS.contains(&name.as_str()) {
+        let is_error_fn = ERROR_FNS.contains(&name.as_str());
+        // memory properties: a defined reach_error() is called like any function
+        let as_call =
+            self.cx.error_calls_as_calls && name == "reach_error" && d.definition().is_some();
+        if !as_call && (is_error_fn || HALT_FNS.contains(&name.as_str())) {
             for a in &args {
                 if has_side_effects(*a) {
                     self.effect(*a)?;
                 }
             }
-            if ERROR_FNS.contains(&name.as_str()) {
+            let halts = self.cx.error_calls_as_calls && ASSERT_FAIL_FNS.contains(&name.as_str());
+            if is_error_fn && !halts {
                 self.terminate(Op::Error, LocKind::Error, src);
             } else {
                 self.terminate(Op::Halt, LocKind::Sink, src);

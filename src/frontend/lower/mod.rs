@@ -119,6 +119,8 @@ struct GlobalInit<'t> {
 /// Whole-program lowering state.
 pub struct Ctx<'t> {
     pub prog: Program,
+    /// [`crate::frontend::FrontendOptions::error_calls_as_calls`].
+    error_calls_as_calls: bool,
     pub struct_ids: HashMap<String, StructId>,
     /// Definition cursor of each struct (None if opaque), indexed by StructId.
     pub struct_defs: Vec<Option<Cursor<'t>>>,
@@ -196,6 +198,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         fn_targets: BTreeSet::new(),
         indirect_calls: Vec::new(),
         intrusive: Default::default(),
+        error_calls_as_calls: opts.error_calls_as_calls,
     };
     cx.prog.malloc_never_fails = opts.malloc_never_fails;
     let root = tu.cursor();

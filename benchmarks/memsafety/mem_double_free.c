@@ -1,0 +1,27 @@
+/* a list is destroyed; the bug frees the head once more on one branch (the safe twin). */
+#include <stdlib.h>
+
+extern int __VERIFIER_nondet_int(void);
+
+struct node {
+  struct node *next;
+  int data;
+};
+
+int main(void) {
+  struct node *head = malloc(sizeof(struct node));
+  head->next = NULL;
+  while (__VERIFIER_nondet_int()) {
+    struct node *n = malloc(sizeof(struct node));
+    n->next = head;
+    head = n;
+  }
+  struct node *first = head;
+  while (head != NULL) {
+    struct node *next = head->next;
+    free(head);
+    head = next;
+  }
+  (void)first; /* dangling, but never used */
+  return 0;
+}

@@ -1,0 +1,31 @@
+/* a binary tree node with two children; the bug frees the root before its children (the bug). */
+#include <stdlib.h>
+
+extern int __VERIFIER_nondet_int(void);
+
+struct node {
+  struct node *next;
+  int data;
+};
+
+struct tree {
+  struct tree *left;
+  struct tree *right;
+};
+
+static struct tree *leaf(void) {
+  struct tree *t = malloc(sizeof(struct tree));
+  t->left = NULL;
+  t->right = NULL;
+  return t;
+}
+
+int main(void) {
+  struct tree *root = leaf();
+  if (__VERIFIER_nondet_int())
+    root->left = leaf();
+  if (__VERIFIER_nondet_int())
+    root->right = leaf();
+  free(root); /* bug: the children are lost */
+  return 0;
+}

@@ -1,0 +1,215 @@
+//! The memory properties (`verify --property valid-memsafety|valid-memcleanup`, issue
+//! 32): our own `benchmarks/mem_*` tasks are answered as their task files say (or
+//! UNKNOWN), the violated subproperty is named, and a certificate records the property
+//! it proves: `check-certificate` refuses it for another one.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
+
+mod cli_util;
+
+use cli_util::shapemc;
+use shapemc::bench::task::{discover_for, Plan};
+use shapemc::cegar::memsafety::hunt_memory_violation;
+use shapemc::cegar::CegarOptions;
+use shapemc::spec::Property;
+use std::path::Path;
+
+/// The `mem_*` tasks of `benchmarks/` that carry `property`: (input, expected,
+/// expected subproperty).
+fn mem_tasks(property: Property) -> Vec<(std::path::PathBuf, bool, Option<String>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
+    discover_for(&[dir], property)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.name.starts_with("memsafety/mem_"))
+        .filter_map(|t| match t.plan {
+            Plan::Run {
+                input,
+                expected,
+                subproperty,
+                ..
+            } => Some((input, expected, subproperty)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Random runs confirmed by Z3 and the replay find the expected violation in every bug
+/// task and none in the safe twins.
+#[test]
+fn the_hunt_finds_each_bug_and_nothing_in_the_twins() {
+    for property in [Property::ValidMemsafety, Property::ValidMemcleanup] {
+        let tasks = mem_tasks(property);
+        let bugs = tasks.iter().filter(|t| !t.1).count();
+        match property {
+            Property::ValidMemsafety => assert!(bugs >= 12, "{bugs} memsafety bug tasks"),
+            _ => assert!(bugs >= 6, "{bugs} memcleanup bug tasks"),
+        }
+        for (input, expected, sub) in tasks {
+            let prog =
+                shapemc::cegar::cli::load_for_property(&input, true, property).expect("parses");
+            let found = hunt_memory_violation(&prog, property, &CegarOptions::default(), None);
+            let name = input.display();
+            match (expected, found) {
+                (true, None) => {}
+                (true, Some(f)) => panic!("{name}: safe, but a run violates {}", f.violated),
+                (false, None) => panic!("{name}: no run violates {property}"),
+                (false, Some(f)) => {
+                    let want = sub.unwrap_or_else(|| property.name().to_string());
+                    assert_eq!(f.violated.name(), want, "{name}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn verify_names_the_violated_subproperty() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
+    for (task, property, line) in [
+        (
+            "mem_use_after_free_bug.c",
+            "valid-memsafety",
+            "UNSAFE (valid-deref)",
+        ),
+        (
+            "mem_double_free_bug.c",
+            "valid-memsafety",
+            "UNSAFE (valid-free)",
+        ),
+        (
+            "mem_leak_loop_bug.c",
+            "valid-memsafety",
+            "UNSAFE (valid-memtrack)",
+        ),
+    ] {
+        let f = dir.join(task);
+        let d = tempfile::tempdir().unwrap();
+        let cex = d.path().join("c.json");
+        let (code, out) = shapemc(&[
+            "verify",
+            f.to_str().unwrap(),
+            "--malloc-never-fails",
+            "--property",
+            property,
+            "--timeout",
+            "60",
+            "--cex",
+            cex.to_str().unwrap(),
+        ]);
+        assert_eq!(out.lines().next(), Some(line), "{task}: {out}");
+        assert_eq!(code, 10);
+        // the counterexample replays to the violation (and is no unreach-call one)
+        let replay = |p: &str| {
+            shapemc(&[
+                "simulate",
+                f.to_str().unwrap(),
+                "--malloc-never-fails",
+                "--replay",
+                cex.to_str().unwrap(),
+                "--property",
+                p,
+            ])
+        };
+        let (code, out) = replay(property);
+        assert_eq!(code, 10, "{task}: {out}");
+        let sub = line.trim_start_matches("UNSAFE (").trim_end_matches(')');
+        assert!(out.contains(&format!("({sub} violated)")), "{task}: {out}");
+        let (code, out) = replay("valid-memcleanup");
+        if sub != "valid-memtrack" {
+            assert_eq!(code, 20, "{task}: {out}");
+        }
+    }
+    // a property file is read by its text
+    let prp = dir.join("../properties/valid-memcleanup.prp");
+    let f = dir.join("mem_global_list_bug.c");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--malloc-never-fails",
+        "--property",
+        prp.to_str().unwrap(),
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(
+        out.lines().next(),
+        Some("UNSAFE (valid-memcleanup)"),
+        "{out}"
+    );
+    assert_eq!(code, 10);
+    // ... and it is memory-safe: no UNSAFE under valid-memsafety
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--malloc-never-fails",
+        "--property",
+        "valid-memsafety",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code, 20, "{out}");
+    // an unknown property is a usage error
+    let (code, _) = shapemc(&["verify", f.to_str().unwrap(), "--property", "no-overflow"]);
+    assert_eq!(code, 2);
+}
+
+/// A program without heap allocation is proved memory-safe; its certificate records
+/// the property and is refused for unreach-call (and an unreach-call certificate for
+/// valid-memsafety).
+#[test]
+fn certificates_are_checked_against_their_property() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("noheap.c");
+    std::fs::write(
+        &file,
+        "extern int __VERIFIER_nondet_int(void);\nstruct s { int a; };\nint main(void) { struct s v; struct s *p = &v; p->a = __VERIFIER_nondet_int(); if (p->a > 0) p->a = p->a - 1; return 0; }\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    for (property, other) in [
+        ("valid-memsafety", "unreach-call"),
+        ("unreach-call", "valid-memsafety"),
+        ("valid-memcleanup", "valid-memsafety"),
+    ] {
+        let cert = d.path().join(format!("{property}.cert"));
+        let c = cert.to_str().unwrap();
+        let (code, out) = shapemc(&[
+            "verify",
+            f,
+            "--property",
+            property,
+            "--certificate",
+            c,
+            "--timeout",
+            "60",
+        ]);
+        assert_eq!((code, out.lines().next()), (0, Some("SAFE")), "{out}");
+        let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
+        assert_eq!((code, out.trim()), (0, "VALID"), "{property}");
+        let (code, out) = shapemc(&["check-certificate", f, c, "--property", other]);
+        assert_eq!(code, 1, "{property} checked as {other}: {out}");
+        assert!(
+            out.contains(&format!("proves {property}, not {other}")),
+            "{out}"
+        );
+    }
+}
+
+/// A program that allocates is not proved leak-free (UNKNOWN, never SAFE), even when
+/// every dereference and free is valid.
+#[test]
+fn no_leak_proof_for_programs_that_allocate() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety");
+    let f = dir.join("mem_leak_overwrite.c");
+    let (code, out) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--malloc-never-fails",
+        "--property",
+        "valid-memsafety",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("valid-memtrack is not proved"), "{out}");
+}
