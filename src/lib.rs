@@ -25,6 +25,7 @@ pub mod scg;
 pub mod shape;
 pub mod simulate;
 pub mod smt;
+pub mod svcomp;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod tvla;
