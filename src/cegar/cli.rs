@@ -183,6 +183,8 @@ pub struct VerifyReport {
     pub certificate_file: Option<CertFile>,
     pub counterexample: Option<crate::simulate::Counterexample>,
     pub log: Vec<String>,
+    /// Which program the verdict's evidence (certificate states, counterexample) is of.
+    pub program: ProgramVariant,
 }
 
 /// The program `verify` and `check-certificate` analyse: `file` parsed
@@ -409,6 +411,7 @@ fn verify_portfolio(
             certificate_file: None,
             counterexample: None,
             log: Vec::new(),
+            program: ProgramVariant::AsWritten,
         },
     };
     if let Some(line) = promoted_line {
@@ -522,6 +525,7 @@ fn verify_program_cancellable(
             certificate_file: file,
             counterexample: out.counterexample,
             log: out.log,
+            program: variant,
         };
     }
     let lattice = match crate::scg::Lattice::load(None) {
@@ -565,6 +569,7 @@ fn verify_program_cancellable(
         certificate_file: file,
         counterexample: out.counterexample,
         log: out.log,
+        program: variant,
     }
 }
 
@@ -914,6 +919,7 @@ mod tests {
                 trace: Vec::new(),
             }),
             log: Vec::new(),
+            program: ProgramVariant::AsWritten,
         }
     }
 

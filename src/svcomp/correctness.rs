@@ -1,10 +1,9 @@
 //! Correctness witnesses (format 2.0): one `invariant_set` entry for a SAFE verdict,
 //! and their validation.
 //!
-//! Production: the entry's metadata and the loop invariants shapemc can state in C.
-//! At present it states none (an empty `invariant_set`, which the format allows): the
-//! facts of the final ART (predicate cubes, explicit values, counters, shape facts)
-//! are not yet translated to C expressions over the program's own variables.
+//! Production: the entry's metadata and the loop invariants shapemc can state in C
+//! ([`super::invariants`]: predicates and explicit values of the certificate's nodes
+//! at each loop head), at the loop's keyword.
 //!
 //! Validation ([`validate`]): each `loop_invariant` is inserted as an assertion at its
 //! loop head ([`instrument`]: the loop condition `c` of the `while`/`for` at the
@@ -13,41 +12,113 @@
 //! must prove the instrumented program SAFE. Invariants of other kinds or formats, or
 //! at a location without a `while`/`for`, make the witness unconfirmed.
 
+use super::invariants::{loop_invariants, offset, NodeFacts};
 use super::task::{with_svcomp_args, DataModel};
-use super::witness::{metadata, Entry, Invariant, InvariantItem};
+use super::witness::{metadata, Entry, Invariant, InvariantItem, Location};
 use crate::cegar::cli::{verify_file, VerifyArgs, VerifyReport};
 use crate::cegar::Verdict;
+use crate::cert::ProgramVariant;
+use crate::cfa::{Node, SrcLoc};
 use crate::diag::exit;
+use crate::predabs::Precision;
 use std::path::Path;
 use std::time::Instant;
 
-/// The loop invariants of a SAFE report that shapemc states in C (none yet; see the
-/// module docs).
-pub fn invariants(_input: &Path, _rep: &VerifyReport) -> Vec<Invariant> {
-    Vec::new()
+/// The loop invariants of a SAFE report on `input` ([`super::invariants`]), located
+/// at the loop keywords (`while`, `for`) of `input`: none when the proof is of the
+/// promoted program or has no certificate, or for a loop head without a keyword
+/// shapemc can find (`do ... while`, loops made of `goto`).
+pub fn invariants(
+    input: &Path,
+    malloc_never_fails: bool,
+    rep: &VerifyReport,
+) -> Result<Vec<Invariant>, String> {
+    if rep.program != ProgramVariant::AsWritten {
+        return Ok(Vec::new());
+    }
+    let prog = crate::cegar::cli::load_for_verification(input, malloc_never_fails)
+        .map_err(|code| format!("cannot read {} again (exit {code})", input.display()))?;
+    let text = String::from_utf8_lossy(
+        &std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?,
+    )
+    .into_owned();
+    let mut heads = Vec::new();
+    for head in crate::explicit::sample::loop_heads(&prog) {
+        let src = &prog.graph[head].src;
+        let Some(at) = offset(&text, src.line, src.col) else {
+            continue;
+        };
+        if let Some((kw, _)) = loop_condition(&text, at) {
+            heads.push((head, kw));
+        }
+    }
+    let (prec, nodes): (Option<&Precision>, Vec<NodeFacts>) =
+        match (&rep.heap_certificate, &rep.certificate) {
+            (Some(c), _) => (
+                Some(&c.precision.pred),
+                c.nodes
+                    .iter()
+                    .map(|n| NodeFacts {
+                        loc: Node::new(n.loc),
+                        cube: Some(&n.state.pred),
+                        explicit: Some(&n.state.explicit),
+                    })
+                    .collect(),
+            ),
+            (None, Some(c)) => (
+                Some(&c.precision),
+                c.nodes
+                    .iter()
+                    .map(|n| NodeFacts {
+                        loc: Node::new(n.loc),
+                        cube: Some(&n.state),
+                        explicit: None,
+                    })
+                    .collect(),
+            ),
+            (None, None) => return Ok(Vec::new()),
+        };
+    let file_name = input.display().to_string();
+    Ok(loop_invariants(&prog, &text, &heads, prec, &nodes)
+        .into_iter()
+        .filter_map(|(head, value)| {
+            let at = position(&text, heads.iter().find(|(h, _)| *h == head)?.1);
+            Some(Invariant {
+                kind: "loop_invariant".into(),
+                location: Location {
+                    file_name: file_name.clone(),
+                    line: at.line,
+                    column: Some(at.col),
+                    function: Some(prog.functions[prog.graph[head].func].name.clone()),
+                },
+                value,
+                format: "c_expression".into(),
+            })
+        })
+        .collect())
 }
 
 /// The correctness witness of a SAFE `verify` run on `input`.
-pub fn witness(input: &Path, data_model: DataModel, rep: &VerifyReport) -> Result<Entry, String> {
+pub fn witness(
+    input: &Path,
+    data_model: DataModel,
+    malloc_never_fails: bool,
+    rep: &VerifyReport,
+) -> Result<Entry, String> {
     let metadata = metadata(input, data_model)?;
-    let content = invariants(input, rep)
+    let content = invariants(input, malloc_never_fails, rep)?
         .into_iter()
         .map(|invariant| InvariantItem { invariant })
         .collect();
     Ok(Entry::InvariantSet { metadata, content })
 }
 
-/// Byte offset of (1-based) `line`, `col` in `text`.
-fn offset(text: &str, line: u32, col: u32) -> Option<usize> {
-    let mut off = 0usize;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line as usize {
-            let c = (col as usize).saturating_sub(1);
-            return (c <= l.len()).then_some(off + c);
-        }
-        off += l.len();
-    }
-    None
+/// The 1-based line and column of byte `off` of `text`.
+fn position(text: &str, off: usize) -> SrcLoc {
+    let before = &text[..off.min(text.len())];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = (off - before.rfind('\n').map_or(0, |i| i + 1)) as u32 + 1;
+    SrcLoc { line, col }
 }
 
 /// The offset just after the parenthesis matching the one at `open`.
@@ -68,10 +139,10 @@ fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// The byte range of the condition of the `while`/`for` loop starting at or after
-/// `at` on its line (for `for`, between the two `;` of its head at depth 1; empty
-/// when the condition is).
-fn loop_condition(text: &str, at: usize) -> Option<(usize, usize)> {
+/// The offset of the keyword of the `while`/`for` loop starting at or after `at` on
+/// its line, and the byte range of its condition (for `for`, between the two `;` of
+/// its head at depth 1; empty when the condition is).
+fn loop_condition(text: &str, at: usize) -> Option<(usize, (usize, usize))> {
     let b = text.as_bytes();
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     let seg = &text[at..line_end];
@@ -82,20 +153,20 @@ fn loop_condition(text: &str, at: usize) -> Option<(usize, usize)> {
             let s = at + from + i;
             let e = s + k.len();
             if (s == 0 || !is_word(b[s - 1])) && (e >= b.len() || !is_word(b[e])) {
-                return Some((*k, e));
+                return Some((*k, s, e));
             }
             from += i + k.len();
         }
         None
     });
-    let (kw, end) = kw?;
+    let (kw, kw_at, end) = kw?;
     let open = end + text[end..].find('(')?;
     if !text[end..open].trim().is_empty() {
         return None;
     }
     let close = matching_paren(b, open)?;
     if kw == "while" {
-        return Some((open + 1, close));
+        return Some((kw_at, (open + 1, close)));
     }
     let mut depth = 0usize;
     let mut semis = Vec::new();
@@ -108,7 +179,7 @@ fn loop_condition(text: &str, at: usize) -> Option<(usize, usize)> {
         }
     }
     match semis.as_slice() {
-        [a, b2] => Some((a + 1, *b2)),
+        [a, b2] => Some((kw_at, (a + 1, *b2))),
         _ => None,
     }
 }
@@ -127,7 +198,7 @@ pub fn instrument(text: &str, invariants: &[&Invariant]) -> Result<String, Strin
         let loc = &inv.location;
         let at = offset(text, loc.line, loc.column.unwrap_or(1))
             .ok_or_else(|| format!("no line {} column {:?}", loc.line, loc.column))?;
-        let (s, e) = loop_condition(text, at)
+        let (_, (s, e)) = loop_condition(text, at)
             .ok_or_else(|| format!("no while/for loop at line {}", loc.line))?;
         edits.push((s, e, inv.value.clone()));
     }
@@ -218,7 +289,6 @@ fn verify_instrumented(copy: &Path, n: usize, deadline: Option<Instant>) -> i32 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::svcomp::witness::Location;
 
     fn inv(line: u32, col: Option<u32>, value: &str) -> Invariant {
         Invariant {

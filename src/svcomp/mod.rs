@@ -10,6 +10,7 @@
 //! invariants (correctness).
 
 pub mod correctness;
+pub mod invariants;
 pub mod task;
 pub mod validate;
 pub mod violation;

@@ -266,7 +266,12 @@ impl EvidenceWriter<'_> {
             ),
             (Verdict::Safe, _) => (
                 "correctness witness",
-                super::correctness::witness(self.input, self.data_model, rep),
+                super::correctness::witness(
+                    self.input,
+                    self.data_model,
+                    self.malloc_never_fails,
+                    rep,
+                ),
             ),
             _ => return None,
         };
