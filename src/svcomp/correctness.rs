@@ -202,22 +202,23 @@ pub fn instrument(text: &str, invariants: &[&Invariant]) -> Result<String, Strin
             .ok_or_else(|| format!("no while/for loop at line {}", loc.line))?;
         edits.push((s, e, inv.value.clone()));
     }
-    edits.sort_by(|a, b| b.0.cmp(&a.0));
-    let mut out = text.to_string();
-    let mut done: Vec<(usize, String)> = Vec::new();
+    // per loop condition (by its range) its invariants, all asserted in one condition
+    let mut conds: std::collections::BTreeMap<(usize, usize), Vec<String>> = Default::default();
     for (s, e, inv) in edits {
-        // several invariants of one loop: all asserted, in one condition
-        if let Some((_, cond)) = done.iter_mut().find(|(d, _)| *d == s) {
-            *cond = format!("({inv}) ? ({cond}) : (reach_error(), 0)");
-            continue;
-        }
-        let c = text[s..e].trim();
-        let c = if c.is_empty() { "1" } else { c };
-        done.push((s, format!("({inv}) ? ({c}) : (reach_error(), 0)")));
-        out.replace_range(s..e, &format!("\u{0}{s}\u{0}"));
+        conds.entry((s, e)).or_default().push(inv);
     }
-    for (s, cond) in done {
-        out = out.replace(&format!("\u{0}{s}\u{0}"), &cond);
+    let mut out = text.to_string();
+    for ((s, e), invs) in conds.into_iter().rev() {
+        let c = text[s..e].trim();
+        let mut cond = if c.is_empty() {
+            "1".to_string()
+        } else {
+            c.to_string()
+        };
+        for inv in invs {
+            cond = format!("({inv}) ? ({cond}) : (reach_error(), 0)");
+        }
+        out.replace_range(s..e, &cond);
     }
     Ok(out)
 }
@@ -312,8 +313,9 @@ mod tests {
         let c = inv(3, None, "i <= 10");
         let out = instrument(text, &[&a, &b, &c]).unwrap();
         assert!(
-            out.contains("while (((i <= 10) ? ((i >= 0) ? (i < 10) : (reach_error(), 0)) : (reach_error(), 0)))")
-                || out.contains("while (((i >= 0) ? ((i <= 10) ? (i < 10) : (reach_error(), 0)) : (reach_error(), 0)))"),
+            out.contains(
+                "while ((i <= 10) ? ((i >= 0) ? (i < 10) : (reach_error(), 0)) : (reach_error(), 0)) i++;"
+            ),
             "{out}"
         );
         assert!(
