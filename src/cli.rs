@@ -196,10 +196,10 @@ pub fn run(cli: Cli) -> i32 {
             if file.extension().is_some_and(|e| e == "yml" || e == "yaml") {
                 return crate::svcomp::task::run_verify_task(&file, &cegar, witness.as_deref());
             }
-            let writer = crate::svcomp::witness::EvidenceWriter {
+            let writer = crate::svcomp::evidence::EvidenceWriter {
                 input: &file,
                 witness: witness.as_deref(),
-                data_model: crate::svcomp::task::DataModel::Ilp32,
+                data_model: crate::svcomp::conventions::DataModel::Ilp32,
                 malloc_never_fails: cegar.malloc_never_fails,
             };
             crate::cegar::cli::run_verify_with(&file, &cegar, &|rep| writer.write(rep)).0

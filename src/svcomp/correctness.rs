@@ -12,8 +12,8 @@
 //! must prove the instrumented program SAFE. Invariants of other kinds or formats, or
 //! at a location without a `while`/`for`, make the witness unconfirmed.
 
+use super::conventions::{with_svcomp_args, DataModel};
 use super::invariants::{loop_invariants, offset, NodeFacts};
-use super::task::{with_svcomp_args, DataModel};
 use super::witness::{metadata, Entry, Invariant, InvariantItem, Location};
 use crate::cegar::cli::{verify_file, VerifyArgs, VerifyReport};
 use crate::cegar::Verdict;

@@ -13,47 +13,11 @@
 //! outside what the front end can read (several input files, another language, the
 //! LP64 data model).
 
+use super::conventions::{with_svcomp_args, DataModel};
 use crate::bench::task::{classify_property, parse_task_file, PropertyKind, TaskFile};
 use crate::cegar::cli::{run_verify_with, VerifyArgs};
 use crate::diag::exit;
 use std::path::{Path, PathBuf};
-
-/// The data model of a task (`options.data_model`): the sizes of `long` and of
-/// pointers, and so the wrap-around of `long` arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataModel {
-    /// 32-bit `int`, `long` and pointers: what the front end parses (`-m32`).
-    Ilp32,
-    /// 64-bit `long` and pointers. Not supported: the front end fixes ILP32.
-    Lp64,
-}
-
-impl DataModel {
-    /// The name task files and witnesses use (`ILP32`, `LP64`).
-    pub fn name(self) -> &'static str {
-        match self {
-            DataModel::Ilp32 => "ILP32",
-            DataModel::Lp64 => "LP64",
-        }
-    }
-
-    /// Reads `options.data_model`; an absent one is SV-COMP's ILP32 (the heap
-    /// categories' model). Errors for a name that is neither.
-    pub fn from_task(name: Option<&str>) -> Result<DataModel, String> {
-        match name.map(str::trim) {
-            None | Some("ILP32") => Ok(DataModel::Ilp32),
-            Some("LP64") => Ok(DataModel::Lp64),
-            Some(other) => Err(format!("unknown data model `{other}` (ILP32 or LP64)")),
-        }
-    }
-
-    /// Whether the front end translates programs of this model exactly. Only ILP32:
-    /// clang parses every file with `-m32`, and reading an LP64 task that way would
-    /// silently change the sizes of `long` and pointers (and so wrap-around).
-    pub fn supported(self) -> bool {
-        self == DataModel::Ilp32
-    }
-}
 
 /// The answer for one property of a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,19 +50,6 @@ pub fn property_plan(kind: &PropertyKind) -> Result<(), String> {
         PropertyKind::UnreachCall => Ok(()),
         PropertyKind::Other(name) => Err(format!("unsupported property: {name}")),
     }
-}
-
-/// `verify`'s options under SV-COMP's conventions: every flag of
-/// [`crate::bench::SVCOMP_VERIFY_ARGS`] set in `args`. Errors for a flag this
-/// function does not know (a test keeps the two lists in step).
-pub fn with_svcomp_args(mut args: VerifyArgs) -> Result<VerifyArgs, String> {
-    for a in crate::bench::SVCOMP_VERIFY_ARGS {
-        match *a {
-            "--malloc-never-fails" => args.malloc_never_fails = true,
-            other => return Err(format!("SV-COMP verify option {other} is not applied")),
-        }
-    }
-    Ok(args)
 }
 
 /// A task file checked for what `verify` needs: the C file, the data model and the
@@ -218,7 +169,7 @@ pub fn run_verify_task(yml: &Path, args: &VerifyArgs, witness: Option<&Path>) ->
             Err(why) => PropertyAnswer::Unknown(why),
             Ok(()) => verified
                 .get_or_insert_with(|| {
-                    let writer = super::witness::EvidenceWriter {
+                    let writer = super::evidence::EvidenceWriter {
                         input: &task.input,
                         witness,
                         data_model: task.data_model,
@@ -242,21 +193,6 @@ pub fn run_verify_task(yml: &Path, args: &VerifyArgs, witness: Option<&Path>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_svcomp_verify_arg_is_applied() {
-        let a = with_svcomp_args(VerifyArgs::default()).unwrap();
-        assert!(a.malloc_never_fails);
-    }
-
-    #[test]
-    fn data_models() {
-        assert_eq!(DataModel::from_task(None), Ok(DataModel::Ilp32));
-        assert_eq!(DataModel::from_task(Some("LP64")), Ok(DataModel::Lp64));
-        assert!(DataModel::from_task(Some("ILP64")).is_err());
-        assert!(DataModel::Ilp32.supported());
-        assert!(!DataModel::Lp64.supported());
-    }
 
     #[test]
     fn only_unreach_call_is_verified() {

@@ -9,7 +9,7 @@
 //! the run for a validator (choices the program makes otherwise, such as reads of
 //! uninitialised variables, are not stated).
 
-use super::task::DataModel;
+use super::conventions::DataModel;
 use super::witness::{metadata, Constraint, Entry, Location, Segment, Waypoint, WaypointItem};
 use crate::cfa::{Op, Program, SrcLoc, Step};
 use crate::simulate::Counterexample;

@@ -1,5 +1,5 @@
 //! SV-COMP witnesses, format 2.0 (YAML): the file types, read and written with
-//! `serde_yaml_ng`, and [`EvidenceWriter`], which writes the witness of a `verify` run.
+//! `serde_yaml_ng`.
 //!
 //! A witness file is a list of entries; shapemc writes one: a `violation_sequence`
 //! (segments of waypoints, the last a `target`) or an `invariant_set` (loop
@@ -8,12 +8,10 @@
 //! the specification, the data model, the language). Columns are 1-based, as in the
 //! format's examples and other tools' witnesses.
 
-use super::task::DataModel;
-use crate::cegar::cli::VerifyReport;
-use crate::cegar::Verdict;
+use super::conventions::DataModel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The `format_version` shapemc writes and reads.
 pub const FORMAT_VERSION: &str = "2.0";
@@ -233,53 +231,6 @@ pub fn check_input(metadata: &Metadata, input: &Path) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(", ")
     ))
-}
-
-/// Writes the witness of a `verify` run: the violation witness of its counterexample
-/// (UNSAFE) or the correctness witness of its proof (SAFE) to `witness`, if asked.
-pub struct EvidenceWriter<'a> {
-    /// The C file `verify` analysed (named in the witness as given).
-    pub input: &'a Path,
-    /// Where the witness goes (`--witness`); nothing is written without it.
-    pub witness: Option<&'a Path>,
-    /// The data model the witness names.
-    pub data_model: DataModel,
-    /// Whether `verify` assumed that `malloc` never fails (the program the
-    /// counterexample's path runs in depends on it).
-    pub malloc_never_fails: bool,
-}
-
-impl EvidenceWriter<'_> {
-    /// Builds and writes the witness for `rep` (see [`crate::cegar::cli::ExtraEvidence`]):
-    /// `None` without `--witness` or for UNKNOWN.
-    pub fn write(&self, rep: &VerifyReport) -> Option<(String, PathBuf, Result<(), String>)> {
-        let path = self.witness?;
-        let (what, entry) = match (&rep.verdict, &rep.counterexample) {
-            (Verdict::Unsafe, Some(cex)) => (
-                "violation witness",
-                super::violation::witness(
-                    self.input,
-                    cex,
-                    self.data_model,
-                    self.malloc_never_fails,
-                ),
-            ),
-            (Verdict::Safe, _) => (
-                "correctness witness",
-                super::correctness::witness(
-                    self.input,
-                    self.data_model,
-                    self.malloc_never_fails,
-                    rep,
-                ),
-            ),
-            _ => return None,
-        };
-        let result = entry.and_then(|e| to_yaml(&[e])).and_then(|text| {
-            std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
-        });
-        Some((what.to_string(), path.to_path_buf(), result))
-    }
 }
 
 #[cfg(test)]
