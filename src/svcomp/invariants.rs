@@ -291,3 +291,20 @@ pub fn loop_invariants(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_scopes() {
+        let t = "int g;\nint main() {\n  int a;\n  { int b; }\n  while (a) { int c; }\n}\n";
+        let at = |s: &str| t.find(s).unwrap();
+        let kw = at("while");
+        assert!(in_block_of(t, at("a;"), kw), "a is in main's block");
+        assert!(!in_block_of(t, at("b;"), kw), "b's block ended");
+        assert!(in_block_of(t, at("g;"), kw), "g is global");
+        assert_eq!(offset(t, 3, 3), Some(at("int a")));
+        assert_eq!(offset(t, 99, 1), None);
+    }
+}

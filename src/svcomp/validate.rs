@@ -239,6 +239,72 @@ fn confirm(
 mod tests {
     use super::*;
 
+    use crate::svcomp::witness::{Constraint, Waypoint, WaypointItem};
+
+    fn segment(kind: &str, line: u32, col: u32, value: Option<&str>) -> Segment {
+        Segment {
+            segment: vec![WaypointItem {
+                waypoint: Waypoint {
+                    kind: kind.into(),
+                    action: "follow".into(),
+                    constraint: value.map(|v| Constraint {
+                        value: v.into(),
+                        format: Some("acsl_expression".into()),
+                    }),
+                    location: Location {
+                        file_name: "p.c".into(),
+                        line,
+                        column: Some(col),
+                        function: Some("main".into()),
+                    },
+                },
+            }],
+        }
+    }
+
+    /// The values of the function_return waypoints drive the run (`run_oracle`): the
+    /// error needs x == 7 and y == -3, which random runs practically never choose.
+    #[test]
+    fn follows_function_return_values_to_the_target() {
+        let d = tempfile::tempdir().unwrap();
+        let c = d.path().join("p.c");
+        std::fs::write(
+            &c,
+            "extern void abort(void);\nvoid reach_error() { abort(); }\nextern int __VERIFIER_nondet_int(void);\nint main() {\n  int x = __VERIFIER_nondet_int();\n  int y = __VERIFIER_nondet_int();\n  if (x == 7 && y == -3)\n    reach_error();\n  return 0;\n}\n",
+        )
+        .unwrap();
+        let good = [
+            segment("function_return", 5, 33, Some("\\result == 7")),
+            segment("function_return", 6, 33, Some("\\result == -3")),
+            segment("target", 8, 5, None),
+        ];
+        let how = validate_violation(&c, &good).unwrap();
+        assert!(how.contains("2 function_return waypoints"), "{how}");
+        let wrong_value = [
+            segment("function_return", 5, 33, Some("\\result == 7")),
+            segment("function_return", 6, 33, Some("\\result == 3")),
+            segment("target", 8, 5, None),
+        ];
+        assert!(matches!(
+            validate_violation(&c, &wrong_value),
+            Err(Fail::Not(_))
+        ));
+        let wrong_target = [
+            segment("function_return", 5, 33, Some("\\result == 7")),
+            segment("function_return", 6, 33, Some("\\result == -3")),
+            segment("target", 9, 3, None),
+        ];
+        assert!(matches!(
+            validate_violation(&c, &wrong_target),
+            Err(Fail::Not(_))
+        ));
+        let no_target = &good[..2];
+        assert!(matches!(
+            validate_violation(&c, no_target),
+            Err(Fail::Not(_))
+        ));
+    }
+
     #[test]
     fn reads_result_constraints() {
         assert_eq!(result_value("\\result == 10"), Some(10));
