@@ -144,8 +144,9 @@ fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
 /// its head at depth 1; empty when the condition is).
 fn loop_condition(text: &str, at: usize) -> Option<(usize, (usize, usize))> {
     let b = text.as_bytes();
-    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let seg = &text[at..line_end];
+    // `at` comes from a witness's column: it may be no character boundary
+    let rest = text.get(at..)?;
+    let seg = rest.split('\n').next().unwrap_or(rest);
     let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let kw = ["while", "for"].iter().find_map(|k| {
         let mut from = 0;
@@ -160,8 +161,8 @@ fn loop_condition(text: &str, at: usize) -> Option<(usize, (usize, usize))> {
         None
     });
     let (kw, kw_at, end) = kw?;
-    let open = end + text[end..].find('(')?;
-    if !text[end..open].trim().is_empty() {
+    let open = end + text.get(end..)?.find('(')?;
+    if !text.get(end..open)?.trim().is_empty() {
         return None;
     }
     let close = matching_paren(b, open)?;
@@ -323,6 +324,10 @@ mod tests {
             "{out}"
         );
         assert!(instrument(text, &[&inv(2, None, "1")]).is_err());
+        // a column inside a multi-byte character is refused, not a panic
+        let utf = "int main() {\n  /* é */ while (1) {}\n}\n";
+        assert!(instrument(utf, &[&inv(2, Some(7), "1")]).is_err());
+        assert!(instrument(utf, &[&inv(2, Some(9), "1")]).is_ok());
         let mut d = inv(3, None, "1");
         d.format = "acsl_expression".into();
         assert!(instrument(text, &[&d]).is_err());
