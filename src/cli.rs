@@ -35,11 +35,35 @@ pub enum Command {
     /// divisor is zero (after undefined behaviour C allows anything); such undefined
     /// behaviour, when reachable, answers UNKNOWN and names it. UNSAFE (exit 10) comes with a
     /// counterexample that replays; UNKNOWN (exit 20) with the reason.
+    ///
+    /// FILE may also be an SV-COMP task definition (`TASK.yml`): its input file, data
+    /// model and properties are used, SV-COMP's conventions apply (`malloc` never
+    /// fails), and an answer line per property follows (`unreach-call: SAFE`).
     Verify {
-        /// The C file.
+        /// The C file, or an SV-COMP task file (`.yml`/`.yaml`).
         file: PathBuf,
         #[command(flatten)]
         cegar: crate::cegar::cli::VerifyArgs,
+        /// Write an SV-COMP witness (format 2.0, YAML) here: a violation witness
+        /// (`violation_sequence`) for UNSAFE, a correctness witness (`invariant_set`)
+        /// for SAFE; nothing for UNKNOWN.
+        #[arg(long, value_name = "W.yml")]
+        witness: Option<PathBuf>,
+    },
+    /// Validate an SV-COMP witness (format 2.0) for FILE: a violation witness is
+    /// confirmed (UNSAFE, exit 10) by a run that follows its waypoints to its target,
+    /// that Z3 finds feasible and the interpreter replays; a correctness witness
+    /// (SAFE, exit 0) when `verify` proves each of its invariants as an assertion.
+    /// Anything else, and a witness of another file (its `input_file_hashes`), is
+    /// UNKNOWN (exit 20) with the reason.
+    ValidateWitness {
+        /// The C file the witness is for.
+        file: PathBuf,
+        /// The witness (YAML, format 2.0).
+        witness: PathBuf,
+        /// Wall-clock budget in seconds (UNKNOWN when exhausted).
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
     },
     /// Check a safety certificate written by `verify --certificate` (VALID exit 0,
     /// INVALID and the reason exit 1, UNKNOWN exit 20 when a limit is reached).
@@ -157,7 +181,10 @@ pub fn run(cli: Cli) -> i32 {
     }
     if matches!(
         cli.command,
-        Command::Verify { .. } | Command::CheckCertificate { .. } | Command::Scg { .. }
+        Command::Verify { .. }
+            | Command::CheckCertificate { .. }
+            | Command::Scg { .. }
+            | Command::ValidateWitness { .. }
     ) {
         // a library the user named must be there: without it `verify` would run on
         // explicit heaps alone
@@ -168,9 +195,30 @@ pub fn run(cli: Cli) -> i32 {
         }
     }
     match cli.command {
-        Command::Verify { file, cegar } => {
+        Command::Verify {
+            file,
+            cegar,
+            witness,
+        } => {
             crate::diag::start_watchdog(cegar.timeout, "verify");
-            crate::cegar::cli::run_verify(&file, &cegar)
+            if file.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+                return crate::svcomp::task::run_verify_task(&file, &cegar, witness.as_deref());
+            }
+            let writer = crate::svcomp::evidence::EvidenceWriter {
+                input: &file,
+                witness: witness.as_deref(),
+                data_model: crate::svcomp::conventions::DataModel::Ilp32,
+                malloc_never_fails: cegar.malloc_never_fails,
+            };
+            crate::cegar::cli::run_verify_with(&file, &cegar, &|rep| writer.write(rep)).0
+        }
+        Command::ValidateWitness {
+            file,
+            witness,
+            timeout,
+        } => {
+            crate::diag::start_watchdog(timeout, "validate-witness");
+            crate::svcomp::validate::run_validate(&file, &witness, timeout)
         }
         Command::CheckCertificate { file, cert, args } => {
             crate::diag::start_watchdog(args.timeout, "check-certificate");

@@ -186,6 +186,26 @@ enum Source<'a> {
         nondet: usize,
         alloc: usize,
     },
+    /// Values chosen by the caller per `Nondet` edge (`None`: a random one).
+    Oracle(Oracle<'a>, SmallRng, BTreeMap<EdgeId, u32>),
+}
+
+/// The caller's choice for a `Nondet` edge of [`run_oracle`] (`None`: a random value).
+pub type Oracle<'a> = &'a mut dyn FnMut(EdgeId) -> Option<i64>;
+
+/// A random choice for `edge`: per call site biased like SV-COMP's validation harness
+/// (a site returns non-zero with probability 25/50/75/95 %, chosen once per run).
+fn random_choice(rng: &mut SmallRng, bias: &mut BTreeMap<EdgeId, u32>, edge: EdgeId) -> i64 {
+    let pct = *bias
+        .entry(edge)
+        .or_insert_with(|| [25, 50, 75, 95][rng.gen_range(0..4)]);
+    if rng.gen_range(0..100) >= pct {
+        0
+    } else if rng.gen_range(0..10) == 0 {
+        rng.gen_range(-1000..1000)
+    } else {
+        rng.gen_range(1..=4)
+    }
 }
 
 struct Machine<'a> {
@@ -252,20 +272,11 @@ impl<'a> Machine<'a> {
             .int_range()
             .unwrap_or((i64::MIN as i128, i64::MAX as i128));
         let v = match &mut self.source {
-            Source::Random(rng, bias) => {
-                // Per call site bias, like SV-COMP's validation harness: a site returns
-                // non-zero with probability 25/50/75/95 % (chosen once per run).
-                let pct = *bias
-                    .entry(edge)
-                    .or_insert_with(|| [25, 50, 75, 95][rng.gen_range(0..4)]);
-                if rng.gen_range(0..100) >= pct {
-                    0
-                } else if rng.gen_range(0..10) == 0 {
-                    rng.gen_range(-1000..1000)
-                } else {
-                    rng.gen_range(1..=4)
-                }
-            }
+            Source::Random(rng, bias) => random_choice(rng, bias, edge),
+            Source::Oracle(f, rng, bias) => match f(edge) {
+                Some(v) => v,
+                None => random_choice(rng, bias, edge),
+            },
             Source::Given { inputs, nondet, .. } => {
                 let Some(v) = inputs.nondet.get(*nondet) else {
                     let step = self.run.trace.len();
@@ -288,7 +299,7 @@ impl<'a> Machine<'a> {
             false
         } else {
             match &mut self.source {
-                Source::Random(rng, _) => rng.gen_range(0..100) < 2,
+                Source::Random(rng, _) | Source::Oracle(_, rng, _) => rng.gen_range(0..100) < 2,
                 Source::Given { inputs, alloc, .. } => {
                     let n = inputs.alloc_null.get(*alloc).copied().unwrap_or(false);
                     *alloc += 1;
@@ -906,6 +917,18 @@ pub fn find_run(
     (0..runs)
         .map(|seed| (seed, run_random(prog, seed, limits)))
         .find(|(_, r)| pred(&r.outcome))
+}
+
+/// Runs the program from [`Program::entry`], taking the value of each `Nondet` edge's
+/// choice from `oracle` (a random one, deterministic in `seed`, where it has none).
+pub fn run_oracle(prog: &Program, seed: u64, limits: &Limits, oracle: Oracle<'_>) -> Run {
+    let mut m = Machine::new(
+        prog,
+        limits,
+        Source::Oracle(oracle, SmallRng::seed_from_u64(seed), BTreeMap::new()),
+    );
+    let o = m.run_free();
+    finish(m, o)
 }
 
 /// Runs the program from [`Program::entry`] following its control flow, taking the

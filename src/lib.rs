@@ -26,6 +26,7 @@ pub mod shape;
 pub mod simulate;
 pub mod smt;
 pub mod spec;
+pub mod svcomp;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod tvla;

@@ -1,10 +1,11 @@
 //! SV-COMP task definitions (`X.yml`, format 2.0): parsing and discovery.
 //!
-//! Only the subset of YAML that SV-COMP task files use is understood: top-level keys,
-//! `input_files` as a scalar, a flow list or a block list, and `properties` as a block list
-//! of mappings (`property_file`, `expected_verdict`, `subproperty`).
+//! Task files are read with a YAML parser (`serde_yaml_ng`): `input_files` as a string
+//! or a list, `properties` as a list of mappings (`property_file`, `expected_verdict`,
+//! `subproperty`), `options` (`language`, `data_model`); other keys are ignored.
 
 use crate::spec::Property;
+use serde::Deserialize;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -48,133 +49,78 @@ pub struct TaskFile {
     pub input_files: Vec<String>,
     /// `properties`, in order.
     pub properties: Vec<PropertySpec>,
+    /// `options.data_model` (`ILP32`, `LP64`), if given.
+    pub data_model: Option<String>,
+    /// `options.language` (`C`), if given.
+    pub language: Option<String>,
 }
 
-/// Parses the text of an SV-COMP task file. Errors name the offending line.
+/// `input_files`: one file or a list.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum InputFiles {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+struct RawProperty {
+    property_file: Option<String>,
+    expected_verdict: Option<serde_yaml_ng::Value>,
+    subproperty: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawOptions {
+    language: Option<String>,
+    data_model: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawTask {
+    input_files: Option<InputFiles>,
+    #[serde(default)]
+    properties: Option<Vec<RawProperty>>,
+    #[serde(default)]
+    options: Option<RawOptions>,
+}
+
+/// Parses the text of an SV-COMP task file. Errors say what is missing or malformed
+/// (with the YAML parser's line and column for syntax errors).
 pub fn parse_task_file(text: &str) -> Result<TaskFile, String> {
-    let mut input_files = Vec::new();
-    let mut properties: Vec<PropertySpec> = Vec::new();
-    let mut section = String::new();
-    let mut saw_input = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line = strip_comment(raw);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let indented = line.starts_with(' ') || line.starts_with('\t');
-        let t = line.trim();
-        if !indented {
-            let (key, value) =
-                split_key(t).ok_or_else(|| format!("line {}: expected `key:`", i + 1))?;
-            section = key.to_string();
-            if key == "input_files" {
-                saw_input = true;
-                if !value.is_empty() {
-                    input_files.extend(parse_scalar_or_flow_list(value));
-                }
-            }
-            continue;
-        }
-        match section.as_str() {
-            "input_files" => {
-                let item = t.strip_prefix('-').ok_or_else(|| {
-                    format!("line {}: expected `- file` under input_files", i + 1)
-                })?;
-                input_files.push(unquote(item.trim()).to_string());
-            }
-            "properties" => {
-                let body = if let Some(rest) = t.strip_prefix('-') {
-                    properties.push(PropertySpec {
-                        file: String::new(),
-                        expected: None,
-                        subproperty: None,
-                    });
-                    rest.trim()
-                } else {
-                    t
-                };
-                if body.is_empty() {
-                    continue;
-                }
-                let (key, value) = split_key(body).ok_or_else(|| {
-                    format!("line {}: expected `key: value` in properties", i + 1)
-                })?;
-                let entry = properties
-                    .last_mut()
-                    .ok_or_else(|| format!("line {}: property entry must start with `-`", i + 1))?;
-                let value = unquote(value);
-                match key {
-                    "property_file" => entry.file = value.to_string(),
-                    "expected_verdict" => {
-                        entry.expected = match value {
-                            "true" => Some(true),
-                            "false" => Some(false),
-                            _ => None,
-                        }
-                    }
-                    "subproperty" => entry.subproperty = Some(value.to_string()),
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
-    if !saw_input || input_files.is_empty() {
+    let raw: RawTask = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+    let input_files: Vec<String> = match raw.input_files {
+        Some(InputFiles::One(f)) => vec![f],
+        Some(InputFiles::Many(v)) => v,
+        None => Vec::new(),
+    };
+    if input_files.iter().all(|f| f.is_empty()) {
         return Err("no input_files".to_string());
     }
-    if let Some(p) = properties.iter().find(|p| p.file.is_empty()) {
-        return Err(format!("property entry without property_file ({p:?})"));
+    let mut properties = Vec::new();
+    for p in raw.properties.unwrap_or_default() {
+        let Some(file) = p.property_file.filter(|f| !f.is_empty()) else {
+            return Err("property entry without property_file".to_string());
+        };
+        let expected = match p.expected_verdict {
+            Some(serde_yaml_ng::Value::Bool(b)) => Some(b),
+            Some(serde_yaml_ng::Value::String(s)) if s == "true" => Some(true),
+            Some(serde_yaml_ng::Value::String(s)) if s == "false" => Some(false),
+            _ => None,
+        };
+        properties.push(PropertySpec {
+            file,
+            expected,
+            subproperty: p.subproperty,
+        });
     }
+    let options = raw.options.unwrap_or_default();
     Ok(TaskFile {
         input_files,
         properties,
+        data_model: options.data_model,
+        language: options.language,
     })
-}
-
-fn strip_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    let mut prev_space = true;
-    for (i, c) in line.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '\'' || c == '"' => quote = Some(c),
-            None if c == '#' && prev_space => return &line[..i],
-            None => {}
-        }
-        prev_space = c.is_whitespace();
-    }
-    line
-}
-
-fn split_key(t: &str) -> Option<(&str, &str)> {
-    let (k, v) = t.split_once(':')?;
-    let k = k.trim();
-    if k.is_empty() || k.contains(' ') {
-        return None;
-    }
-    Some((k, v.trim()))
-}
-
-fn unquote(s: &str) -> &str {
-    let s = s.trim();
-    for q in ['\'', '"'] {
-        if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
-            return &s[1..s.len() - 1];
-        }
-    }
-    s
-}
-
-fn parse_scalar_or_flow_list(v: &str) -> Vec<String> {
-    match v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        Some(inner) => inner
-            .split(',')
-            .map(|s| unquote(s).to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        None => vec![unquote(v).to_string()],
-    }
 }
 
 /// Recognises a property file by its text ([`Property::from_prp_text`]); a file that
@@ -369,6 +315,8 @@ mod tests {
         assert_eq!(tf.properties[0].file, "../properties/unreach-call.prp");
         assert_eq!(tf.properties[0].expected, Some(false));
         assert_eq!(tf.properties[1].subproperty.as_deref(), Some("valid-free"));
+        assert_eq!(tf.data_model.as_deref(), Some("ILP32"));
+        assert_eq!(tf.language.as_deref(), Some("C"));
     }
 
     #[test]
@@ -386,12 +334,6 @@ mod tests {
         assert!(
             parse_task_file("input_files: a.c\nproperties:\n  - expected_verdict: true\n").is_err()
         );
-    }
-
-    #[test]
-    fn comment_stripping_respects_quotes() {
-        assert_eq!(strip_comment("a: 'x#y' # c"), "a: 'x#y' ");
-        assert_eq!(strip_comment("a: b#c"), "a: b#c");
     }
 
     #[test]

@@ -191,6 +191,8 @@ pub struct VerifyReport {
     pub log: Vec<String>,
     /// The violated subproperty of an UNSAFE answer under a memory property.
     pub violated: Option<crate::spec::Subproperty>,
+    /// Which program the verdict's evidence (certificate states, counterexample) is of.
+    pub program: ProgramVariant,
 }
 
 impl VerifyReport {
@@ -450,6 +452,7 @@ fn verify_portfolio(
             counterexample: None,
             log: Vec::new(),
             violated: None,
+            program: ProgramVariant::AsWritten,
         },
     };
     if let Some(line) = promoted_line {
@@ -566,6 +569,7 @@ fn verify_program_cancellable(
             counterexample: out.counterexample,
             log: out.log,
             violated: out.violated,
+            program: variant,
         };
     }
     let lattice = match crate::scg::Lattice::load(None) {
@@ -613,6 +617,7 @@ fn verify_program_cancellable(
         counterexample: out.counterexample,
         log: out.log,
         violated: out.violated,
+        program: variant,
     }
 }
 
@@ -663,9 +668,22 @@ fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), String> {
 /// before printing anything.
 /// Returns the exit code (0, 10, 20; 2/3 for front-end errors).
 pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
+    run_verify_with(file, args, &|_| None).0
+}
+
+/// Evidence a caller derives from the report and writes before anything is printed
+/// (an SV-COMP witness): what it is, where it went and whether the write succeeded;
+/// `None` when there is nothing to write for this verdict.
+pub type ExtraEvidence<'a> =
+    &'a dyn Fn(&VerifyReport) -> Option<(String, PathBuf, Result<(), String>)>;
+
+/// [`run_verify`] with `extra` evidence written next to the certificate and the
+/// counterexample. Returns the exit code and the verdict line (empty when the front
+/// end refused the file; it printed why).
+pub fn run_verify_with(file: &Path, args: &VerifyArgs, extra: ExtraEvidence) -> (i32, String) {
     let rep = match verify_file(file, args) {
         Ok(r) => r,
-        Err(code) => return code,
+        Err(code) => return (code, String::new()),
     };
     let s = &rep.stats;
     // the files first: output piped into a reader that stops early (`| head -1`) ends
@@ -692,6 +710,7 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
         (Some(path), Some(c)) => Some((path, write_json(path, c))),
         _ => None,
     };
+    let extra = extra(&rep);
     println!("{}", rep.verdict_line());
     println!(
         "refinements: {} (predicates), {} td, {} scg, {} merge, ART: {} nodes ({} created), time: {:.2} s (build {:.2} s, path analysis {:.2} s)",
@@ -731,7 +750,12 @@ pub fn run_verify(file: &Path, args: &VerifyArgs) -> i32 {
     if !report_written("counterexample", cex) {
         code = exit::USAGE_OR_PARSE;
     }
-    code
+    if let Some((what, path, result)) = &extra {
+        if !report_written(what, Some((path, result.clone()))) {
+            code = exit::USAGE_OR_PARSE;
+        }
+    }
+    (code, rep.verdict.line())
 }
 
 /// Says where `what` was written, or why it could not be; false on a write error.
@@ -954,6 +978,7 @@ mod tests {
             }),
             log: Vec::new(),
             violated: None,
+            program: ProgramVariant::AsWritten,
         }
     }
 
