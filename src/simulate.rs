@@ -139,6 +139,40 @@ pub fn run_simulate(file: &Path, o: &SimOptions) -> i32 {
     }
 }
 
+/// Replays `cex` on `prog` (the run's step limit at least the path's length); a step
+/// that names no edge of `prog` is a usage error (exit 2, reported against `cex_file`).
+fn replay_checked(
+    prog: &crate::cfa::Program,
+    cex_file: &Path,
+    cex: &Counterexample,
+    o: &SimOptions,
+) -> Result<Run, i32> {
+    if let Some(bad) = cex.path.iter().find(|s| {
+        let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = **s;
+        e.index() >= prog.graph.edge_count()
+    }) {
+        eprintln!(
+            "{}: error: step {bad:?} names no edge of this program",
+            cex_file.display()
+        );
+        return Err(exit::USAGE_OR_PARSE);
+    }
+    Ok(replay_path(
+        prog,
+        &cex.path,
+        &cex.inputs,
+        &replay_limits(cex, o),
+    ))
+}
+
+/// The limits of a replay: `o`'s, with room for the whole path.
+fn replay_limits(cex: &Counterexample, o: &SimOptions) -> Limits {
+    Limits {
+        max_steps: o.max_steps.max(cex.path.len() + 1),
+        malloc_never_fails: o.malloc_never_fails,
+    }
+}
+
 /// [`run_replay`] of a counterexample of `verify --property P` for a memory property:
 /// the program is read as `verify` reads it under P (the error functions as calls, the
 /// undefined-behaviour checks added); exit 10 when the replay ends in a violation of P
@@ -158,28 +192,18 @@ fn replay_memory(file: &Path, cex_file: &Path, cex: &Counterexample, o: &SimOpti
         }
     };
     prog.add_undefined_behaviour_checks();
-    if let Some(bad) = cex.path.iter().find(|s| {
-        let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = **s;
-        e.index() >= prog.graph.edge_count()
-    }) {
-        eprintln!(
-            "{}: error: step {bad:?} names no edge of this program",
-            cex_file.display()
-        );
-        return exit::USAGE_OR_PARSE;
-    }
-    let limits = Limits {
-        max_steps: o.max_steps.max(cex.path.len() + 1),
-        malloc_never_fails: o.malloc_never_fails,
+    let run = match replay_checked(&prog, cex_file, cex, o) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let run = replay_path(&prog, &cex.path, &cex.inputs, &limits);
     let mut violated = match &run.outcome {
         Outcome::MemError { kind, .. } => crate::interp::violated_subproperty(o.property, *kind),
         _ => None,
     };
     let mut shown = run;
     if violated.is_none() {
-        let (end, heap) = crate::interp::replay_to_end(&prog, &cex.path, &cex.inputs, &limits);
+        let (end, heap) =
+            crate::interp::replay_to_end(&prog, &cex.path, &cex.inputs, &replay_limits(cex, o));
         violated = heap.and_then(|h| h.violated(o.property));
         shown = end;
     }
@@ -222,21 +246,10 @@ pub fn run_replay(file: &Path, cex_file: &Path, o: &SimOptions) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if let Some(bad) = cex.path.iter().find(|s| {
-        let (Step::Edge(e) | Step::Enter(e) | Step::Leave(e)) = **s;
-        e.index() >= prog.graph.edge_count()
-    }) {
-        eprintln!(
-            "{}: error: step {bad:?} names no edge of this program",
-            cex_file.display()
-        );
-        return exit::USAGE_OR_PARSE;
-    }
-    let limits = Limits {
-        max_steps: o.max_steps.max(cex.path.len() + 1),
-        malloc_never_fails: o.malloc_never_fails,
+    let run = match replay_checked(&prog, cex_file, &cex, o) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let run = replay_path(&prog, &cex.path, &cex.inputs, &limits);
     if o.show_trace || !run.outcome.is_error() {
         print!("{}", render_trace(&prog, &run));
     }

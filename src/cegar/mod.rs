@@ -538,16 +538,8 @@ where
             );
             self.stats.time_replay_s += t.elapsed().as_secs_f64();
             if let Some(f) = found {
-                let line = format!(
-                    "the abstraction gave up ({why}); random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
-                    f.seed,
-                    f.violated,
-                    f.counterexample.path.len()
-                );
-                tracing::info!("{line}");
-                self.log.push(line);
-                self.violated = Some(f.violated);
-                return self.finish(Verdict::Unsafe, None, Some(f.counterexample));
+                let cex = self.record_violation(&format!("the abstraction gave up ({why}); "), f);
+                return self.finish(Verdict::Unsafe, None, Some(cex));
             }
             match self.undefined.first() {
                 Some((_, first)) if !why.contains(first.as_str()) => {
@@ -589,9 +581,14 @@ where
             self.deadline,
         );
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
-        let f = found?;
+        Some(self.record_violation("", found?))
+    }
+
+    /// Logs a confirmed memory violation a random run found (after `prefix`), records
+    /// its subproperty and returns its counterexample.
+    fn record_violation(&mut self, prefix: &str, f: memsafety::Found) -> Counterexample {
         let line = format!(
-            "random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
+            "{prefix}random run {} violates {}, a path of {} steps that Z3 finds feasible and that replays",
             f.seed,
             f.violated,
             f.counterexample.path.len()
@@ -599,7 +596,7 @@ where
         tracing::info!("{line}");
         self.log.push(line);
         self.violated = Some(f.violated);
-        Some(f.counterexample)
+        f.counterexample
     }
 
     fn cancelled(&self) -> bool {
