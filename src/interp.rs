@@ -232,6 +232,19 @@ fn stop<T>(o: Outcome) -> Res<T> {
 }
 
 impl<'a> Machine<'a> {
+    /// A machine taking its choices from `inputs`, from the first one on.
+    pub(crate) fn given(prog: &'a Program, limits: &'a Limits, inputs: &'a Inputs) -> Self {
+        Machine::new(
+            prog,
+            limits,
+            Source::Given {
+                inputs,
+                nondet: 0,
+                alloc: 0,
+            },
+        )
+    }
+
     fn new(prog: &'a Program, limits: &'a Limits, source: Source<'a>) -> Self {
         let vars = prog
             .vars
@@ -934,15 +947,7 @@ pub fn run_oracle(prog: &Program, seed: u64, limits: &Limits, oracle: Oracle<'_>
 /// Runs the program from [`Program::entry`] following its control flow, taking the
 /// nondeterministic choices from `inputs` (ends with `Diverged` if they run out).
 pub fn run_inputs(prog: &Program, inputs: &Inputs, limits: &Limits) -> Run {
-    let mut m = Machine::new(
-        prog,
-        limits,
-        Source::Given {
-            inputs,
-            nondet: 0,
-            alloc: 0,
-        },
-    );
+    let mut m = Machine::given(prog, limits, inputs);
     let o = m.run_free();
     finish(m, o)
 }
@@ -955,15 +960,7 @@ pub fn run_inputs(prog: &Program, inputs: &Inputs, limits: &Limits) -> Run {
 /// ([`Program::add_div_by_zero_checks`]); otherwise
 /// says where it diverged (or the memory error it hit).
 pub fn replay_path(prog: &Program, path: &[Step], inputs: &Inputs, limits: &Limits) -> Run {
-    let mut m = Machine::new(
-        prog,
-        limits,
-        Source::Given {
-            inputs,
-            nondet: 0,
-            alloc: 0,
-        },
-    );
+    let mut m = Machine::given(prog, limits, inputs);
     let o = m.replay(path);
     finish(m, o)
 }

@@ -528,16 +528,8 @@ where
         if self.cancelled() {
             return self.finish(Verdict::Unknown(crate::art::CANCELLED.into()), None, None);
         }
-        let t = Instant::now();
         if self.opts.property.is_memory() {
-            let found = memsafety::hunt_memory_violation(
-                self.prog,
-                self.opts.property,
-                self.opts,
-                self.deadline,
-            );
-            self.stats.time_replay_s += t.elapsed().as_secs_f64();
-            if let Some(f) = found {
+            if let Some(f) = self.hunt_memory() {
                 let cex = self.record_violation(&format!("the abstraction gave up ({why}); "), f);
                 return self.finish(Verdict::Unsafe, None, Some(cex));
             }
@@ -549,6 +541,7 @@ where
             }
             return self.finish(Verdict::Unknown(why), None, None);
         }
+        let t = Instant::now();
         let hunt = hunt_error(self.prog, self.opts, self.deadline);
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         if let Some((seed, cex)) = hunt {
@@ -573,6 +566,12 @@ where
         if !self.opts.property.is_memory() {
             return None;
         }
+        let found = self.hunt_memory()?;
+        Some(self.record_violation("", found))
+    }
+
+    /// [`memsafety::hunt_memory_violation`] for this run, its time counted as replay.
+    fn hunt_memory(&mut self) -> Option<memsafety::Found> {
         let t = Instant::now();
         let found = memsafety::hunt_memory_violation(
             self.prog,
@@ -581,7 +580,7 @@ where
             self.deadline,
         );
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
-        Some(self.record_violation("", found?))
+        found
     }
 
     /// Logs a confirmed memory violation a random run found (after `prefix`), records

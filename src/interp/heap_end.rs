@@ -144,15 +144,7 @@ pub fn replay_to_end(
     inputs: &Inputs,
     limits: &Limits,
 ) -> (Run, Option<HeapAtEnd>) {
-    let mut m = Machine::new(
-        prog,
-        limits,
-        Source::Given {
-            inputs,
-            nondet: 0,
-            alloc: 0,
-        },
-    );
+    let mut m = Machine::given(prog, limits, inputs);
     let (o, heap) = match m.replay_steps(path) {
         Err(Stop::Outcome(o)) => (o, None),
         Ok(()) => match m.heap_at_end() {
