@@ -341,6 +341,13 @@ pub fn run_task(t: &Task, cfg: &RunConfig) -> Row {
             Judgement::Skipped,
             why.clone(),
         ),
+        Plan::Unsupported(why) => Row::not_run(
+            &t.name,
+            &file,
+            t.properties.clone(),
+            Judgement::Unknown,
+            why.clone(),
+        ),
         Plan::Broken(why) => Row::not_run(
             &t.name,
             &file,

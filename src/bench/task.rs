@@ -4,7 +4,7 @@
 //! or a list, `properties` as a list of mappings (`property_file`, `expected_verdict`,
 //! `subproperty`), `options` (`language`, `data_model`); other keys are ignored.
 
-use crate::spec::Property;
+use crate::spec::{DataModel, Property};
 use serde::Deserialize;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -157,6 +157,10 @@ pub enum Plan {
     },
     /// Not run, shown as `skipped` with the reason (unsupported property, ...).
     Skip(String),
+    /// Not run, scored `unknown` with the reason: the task states a language or data
+    /// model the front end cannot read exactly (running the C file would silently read
+    /// an LP64 task as ILP32).
+    Unsupported(String),
     /// Not run, shown as `error` with the reason (unreadable or malformed task file).
     Broken(String),
 }
@@ -240,11 +244,31 @@ pub fn load_task_for(name: String, yml: &Path, property: Property) -> Task {
             }
         },
     };
+    let plan = match (plan, unsupported_options(&tf)) {
+        (Plan::Run { .. }, Some(why)) => Plan::Unsupported(why),
+        (plan, _) => plan,
+    };
     Task {
         name,
         yml: yml.to_path_buf(),
         properties,
         plan,
+    }
+}
+
+/// Why the task's `options` are outside what the front end reads exactly (a language
+/// other than C, a data model other than ILP32), as `verify TASK.yml` says it.
+fn unsupported_options(tf: &TaskFile) -> Option<String> {
+    if let Some(lang) = tf.language.as_deref().filter(|l| l.trim() != "C") {
+        return Some(format!("unsupported: language {lang} (only C)"));
+    }
+    match DataModel::from_task(tf.data_model.as_deref()) {
+        Err(e) => Some(e),
+        Ok(m) if !m.supported() => Some(format!(
+            "unsupported: data model {} (the front end reads programs as ILP32 only)",
+            m.name()
+        )),
+        Ok(_) => None,
     }
 }
 
@@ -425,5 +449,36 @@ mod tests {
         assert!(matches!(&tasks[3].plan, Plan::Broken(m) if m.contains("bad task file")));
         assert!(discover(&[root.join("does-not-exist")]).is_err());
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_task_the_front_end_cannot_read_exactly_is_unknown_not_run() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("properties")).unwrap();
+        fs::write(
+            d.path().join("properties/unreach-call.prp"),
+            "CHECK( init(main()), LTL(G ! call(reach_error())) )\n",
+        )
+        .unwrap();
+        fs::write(d.path().join("a.c"), "int main(void) { return 0; }\n").unwrap();
+        let plan = |options: &str| {
+            let y = d.path().join("t.yml");
+            fs::write(
+                &y,
+                format!("input_files: 'a.c'\nproperties:\n  - property_file: properties/unreach-call.prp\n    expected_verdict: true\noptions:\n{options}"),
+            )
+            .unwrap();
+            load_task("t".to_string(), &y).plan
+        };
+        assert!(matches!(plan("  data_model: ILP32\n"), Plan::Run { .. }));
+        assert!(
+            matches!(plan("  data_model: LP64\n"), Plan::Unsupported(m) if m.contains("data model LP64"))
+        );
+        assert!(
+            matches!(plan("  language: Java\n"), Plan::Unsupported(m) if m.contains("language Java"))
+        );
+        assert!(
+            matches!(plan("  data_model: ILP64\n"), Plan::Unsupported(m) if m.contains("unknown data model"))
+        );
     }
 }

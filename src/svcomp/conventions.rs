@@ -1,44 +1,9 @@
-//! SV-COMP's conventions for `verify`: the data model of a task and the options the
+//! SV-COMP's conventions for `verify`: the data model of a task ([`DataModel`], in
+//! `spec`, re-exported) and the options the
 //! scoreboard runs with ([`crate::bench::SVCOMP_VERIFY_ARGS`]).
 
 use crate::cegar::cli::VerifyArgs;
-
-/// The data model of a task (`options.data_model`): the sizes of `long` and of
-/// pointers, and so the wrap-around of `long` arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataModel {
-    /// 32-bit `int`, `long` and pointers: what the front end parses (`-m32`).
-    Ilp32,
-    /// 64-bit `long` and pointers. Not supported: the front end fixes ILP32.
-    Lp64,
-}
-
-impl DataModel {
-    /// The name task files and witnesses use (`ILP32`, `LP64`).
-    pub fn name(self) -> &'static str {
-        match self {
-            DataModel::Ilp32 => "ILP32",
-            DataModel::Lp64 => "LP64",
-        }
-    }
-
-    /// Reads `options.data_model`; an absent one is SV-COMP's ILP32 (the heap
-    /// categories' model). Errors for a name that is neither.
-    pub fn from_task(name: Option<&str>) -> Result<DataModel, String> {
-        match name.map(str::trim) {
-            None | Some("ILP32") => Ok(DataModel::Ilp32),
-            Some("LP64") => Ok(DataModel::Lp64),
-            Some(other) => Err(format!("unknown data model `{other}` (ILP32 or LP64)")),
-        }
-    }
-
-    /// Whether the front end translates programs of this model exactly. Only ILP32:
-    /// clang parses every file with `-m32`, and reading an LP64 task that way would
-    /// silently change the sizes of `long` and pointers (and so wrap-around).
-    pub fn supported(self) -> bool {
-        self == DataModel::Ilp32
-    }
-}
+pub use crate::spec::DataModel;
 
 /// `verify`'s options under SV-COMP's conventions: every flag of
 /// [`crate::bench::SVCOMP_VERIFY_ARGS`] set in `args`. Errors for a flag this
