@@ -158,11 +158,13 @@ impl SampleCollector {
 /// that the same heap at a different loop counter is not a new sample.
 pub fn sample_key(h: &ExplicitState) -> ExplicitState {
     let mut k = h.clone();
-    for v in k.vars.iter_mut() {
-        if !matches!(v, super::Value::Ptr { .. }) {
-            *v = super::Value::Top;
+    k.vars.update(|_, v| {
+        if matches!(v, super::Value::Ptr { .. }) {
+            v
+        } else {
+            super::Value::Top
         }
-    }
+    });
     k.canonicalize();
     k
 }

@@ -33,6 +33,7 @@ pub mod invariants;
 pub mod post;
 pub mod render;
 pub mod sample;
+pub mod vars;
 
 pub use cpa::{ExplicitCpa, ExplicitPrec};
 pub use depth::{SampleCollector, SampleThreshold};
@@ -40,6 +41,7 @@ pub use infer::{classify, Classification, DataStructure};
 pub use invariants::{Binding, CellScope, Invariant, Verdict};
 pub use post::{Domain, ExplicitError};
 pub use sample::{sample_program, Sample, SampleReport, SamplerConfig};
+pub use vars::Vars;
 
 use crate::cfa::{FieldRef, Program, StructId, Ty, VarId};
 use rustc_hash::FxHashMap;
@@ -166,8 +168,8 @@ impl Cell {
 /// from valid addresses to cells. Produced by [`Domain`]; always canonical there.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ExplicitState {
-    /// `v`: indexed by [`VarId`].
-    pub vars: Vec<Value>,
+    /// `v`: indexed by [`VarId`] (shared copy-on-write, see [`Vars`]).
+    pub vars: Vars,
     /// `h`: the valid objects.
     pub heap: BTreeMap<Addr, Cell>,
 }
@@ -176,7 +178,7 @@ impl ExplicitState {
     /// `H0`: every variable ⊤, empty heap (represents all program states).
     pub fn initial(prog: &Program) -> ExplicitState {
         ExplicitState {
-            vars: vec![Value::Top; prog.vars.len()],
+            vars: Vars::new(vec![Value::Top; prog.vars.len()]),
             heap: BTreeMap::new(),
         }
     }
@@ -259,11 +261,8 @@ impl ExplicitState {
     /// Θ(l)) and returns the canonical result.
     pub fn restrict(&self, tracked: &dyn Fn(VarId) -> bool) -> ExplicitState {
         let mut s = self.clone();
-        for (x, v) in s.vars.iter_mut().enumerate() {
-            if !tracked(x) {
-                *v = Value::Top;
-            }
-        }
+        s.vars
+            .update(|x, v| if tracked(x) { v } else { Value::Top });
         s.canonicalize();
         s
     }
@@ -311,9 +310,7 @@ impl ExplicitState {
                 );
             }
         }
-        for v in self.vars.iter_mut() {
-            *v = rename(*v);
-        }
+        self.vars.update(|_, v| rename(v));
         self.heap = heap;
     }
 

@@ -464,11 +464,11 @@ impl<'p> Domain<'p> {
                 fields: vec![init; n],
             },
         );
-        t.vars[dst] = Value::ptr(a);
+        t.vars.set(dst, Value::ptr(a));
         t.canonicalize();
         let mut out = vec![t];
         if matches!(kind, AllocKind::Heap { .. }) && !self.malloc_never_fails {
-            nul.vars[dst] = Value::NULL;
+            nul.vars.set(dst, Value::NULL);
             nul.canonicalize();
             out.push(nul);
         }
@@ -481,7 +481,7 @@ impl<'p> Domain<'p> {
         if x >= t.vars.len() {
             return;
         }
-        t.vars[x] = if tracked(x) {
+        let v = if tracked(x) {
             match self.prog.vars.get(x) {
                 Some(var) => normalize(v, &var.ty),
                 None => Value::Top,
@@ -489,6 +489,7 @@ impl<'p> Domain<'p> {
         } else {
             Value::Top
         };
+        t.vars.set(x, v);
     }
 
     /// The cell and field index a dereference of `ptr` (with `field`, or a scalar
@@ -560,9 +561,7 @@ impl<'p> Domain<'p> {
 
 /// Sets a variable to ⊤ (ignores out-of-range ids).
 fn set_top(t: &mut ExplicitState, x: VarId) {
-    if let Some(v) = t.vars.get_mut(x) {
-        *v = Value::Top;
-    }
+    t.vars.set(x, Value::Top);
 }
 
 /// True if two scalar types may describe the same memory (ints of the same width,
@@ -621,9 +620,7 @@ fn split_boolean(t: ExplicitState, x: VarId) -> Successors {
         .into_iter()
         .map(|b| {
             let mut u = t.clone();
-            if let Some(slot) = u.vars.get_mut(x) {
-                *slot = Value::Int(b);
-            }
+            u.vars.set(x, Value::Int(b));
             u.canonicalize();
             u
         })
@@ -734,9 +731,7 @@ fn refine(t: &mut ExplicitState, cond: &Expr, tracked: &dyn Fn(VarId) -> bool) {
                 if let Expr::Var(x) = x {
                     let v = eval(t, e);
                     if t.var(*x).is_top() && !v.is_top() && tracked(*x) {
-                        if let Some(slot) = t.vars.get_mut(*x) {
-                            *slot = v;
-                        }
+                        t.vars.set(*x, v);
                         return;
                     }
                 }
@@ -745,9 +740,7 @@ fn refine(t: &mut ExplicitState, cond: &Expr, tracked: &dyn Fn(VarId) -> bool) {
         Expr::Unary(UnOp::Not, a) => {
             if let Expr::Var(x) = strip(a) {
                 if t.var(x).is_top() && tracked(x) {
-                    if let Some(slot) = t.vars.get_mut(x) {
-                        *slot = Value::NULL;
-                    }
+                    t.vars.set(x, Value::NULL);
                 }
             }
         }

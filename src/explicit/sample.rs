@@ -479,7 +479,7 @@ fn kill_dead(prog: &Program, live: &[FixedBitSet], at: Node, s: &mut ExplicitSta
     for (x, var) in prog.vars.iter().enumerate() {
         let mine = matches!(var.scope, Scope::Local(f) | Scope::Temp(f) | Scope::Param(f) if f == loc.func);
         if mine && !l.contains(x) && !s.var(x).is_top() {
-            s.vars[x] = super::Value::Top;
+            s.vars.set(x, super::Value::Top);
             changed = true;
         }
     }

@@ -596,7 +596,7 @@ fn post_errors() {
     let prog = op_prog();
     let d = Domain::new(&prog, true);
     let mut h = d.initial();
-    h.vars[0] = Value::NULL;
+    h.vars.set(0, Value::NULL);
     let load = Op::Load {
         dst: 1,
         ptr: 0,
@@ -615,7 +615,7 @@ fn post_errors() {
         d.post_op(&h, &store, &all),
         Err(ExplicitError::NullDeref { ptr: 0 })
     );
-    h.vars[0] = Value::Int(5);
+    h.vars.set(0, Value::Int(5));
     assert_eq!(
         d.post_op(&h, &load, &all),
         Err(ExplicitError::NotAPointer { ptr: 0 })
@@ -647,7 +647,7 @@ fn post_errors() {
     );
     // free(NULL) is a no-op; free of a stack object or an interior pointer is invalid.
     let mut n = d.initial();
-    n.vars[0] = Value::NULL;
+    n.vars.set(0, Value::NULL);
     assert_eq!(one(d.post_op(&n, &Op::Free { ptr: 0 }, &all)), n);
     let st = Op::Alloc {
         dst: 0,
@@ -692,7 +692,7 @@ fn post_errors() {
     };
     let hi = one(d.post_op(&d.initial(), &ia, &all));
     let mut hi2 = hi.clone();
-    hi2.vars[0] = hi.var(5);
+    hi2.vars.set(0, hi.var(5));
     let bad = Op::Load {
         dst: 1,
         ptr: 0,
@@ -777,7 +777,7 @@ fn post_field_addr_and_indirect() {
     assert_eq!(d.eval(&h, &ne0), Value::Int(0), "&p->succ != p");
     // Store through ⊤ havocs the field in every cell of the type.
     let mut k = h.clone();
-    k.vars[2] = Value::Int(3);
+    k.vars.set(2, Value::Int(3));
     let k = one(d.post_op(
         &k,
         &Op::Store {
@@ -1028,7 +1028,7 @@ fn arb_state() -> impl Strategy<Value = ExplicitState> {
 fn weaken(h: &ExplicitState, mask: u64) -> ExplicitState {
     let mut w = h.clone();
     let mut bit = 0;
-    for v in w.vars.iter_mut() {
+    for v in w.vars.make_mut().iter_mut() {
         if mask >> (bit % 64) & 1 == 1 {
             *v = T;
         }
@@ -1228,7 +1228,7 @@ fn post_sound_never_errs() {
     let free = prog.add_edge(a, b, Op::Free { ptr: 0 }, s);
     let d = Domain::new(&prog, true);
     let mut h = d.initial();
-    h.vars[0] = Value::NULL;
+    h.vars.set(0, Value::NULL);
     assert!(
         d.post_sound(&h, Step::Edge(load), &all).is_empty(),
         "NULL deref ends the path"
@@ -1238,7 +1238,7 @@ fn post_sound_never_errs() {
         .is_top());
     // Dangling pointer: load gives ⊤.
     let mut g = d.initial();
-    g.vars[0] = Value::ptr(1);
+    g.vars.set(0, Value::ptr(1));
     let r = one(Ok(d.post_sound(&g, Step::Edge(load), &all)));
     assert!(r.var(1).is_top() && r.var(0).is_top());
     assert_eq!(one(Ok(d.post_sound(&g, Step::Edge(free), &all))), g);
@@ -1419,7 +1419,7 @@ proptest! {
 fn state_round_trips_through_json() {
     let (_, h) = fig1b();
     let mut h = h.canonical();
-    h.vars[0] = Value::Ptr { obj: 2, off: 4 };
+    h.vars.set(0, Value::Ptr { obj: 2, off: 4 });
     let j = serde_json::to_string(&h).unwrap();
     let back: ExplicitState = serde_json::from_str(&j).unwrap();
     assert_eq!(back, h);

@@ -375,7 +375,7 @@ fn with_loaded(e: &ExplicitState, dst: VarId, val: Option<i64>) -> Option<Explic
     match (e.vars.get(dst).copied()?, val) {
         (Value::Top, Some(k)) => {
             let mut e = e.clone();
-            e.vars[dst] = Value::Int(k);
+            e.vars.set(dst, Value::Int(k));
             Some(e)
         }
         (Value::Int(k2), Some(k)) => (k2 == k).then(|| e.clone()),
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(with_loaded(&e, x, Some(3)).unwrap().vars[x], Value::Int(3));
         assert_eq!(with_loaded(&e, x, None).unwrap().vars[x], Value::Top);
         // known: kept when it agrees, no state when it contradicts
-        e.vars[x] = Value::Int(3);
+        e.vars.set(x, Value::Int(3));
         assert!(with_loaded(&e, x, Some(3)).is_some());
         assert!(with_loaded(&e, x, Some(4)).is_none());
         assert!(with_loaded(&e, x, None).is_some());

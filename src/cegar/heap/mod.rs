@@ -826,7 +826,7 @@ mod tests {
             },
         );
         assert!(validate_explicit(&prog, &h).is_err());
-        h.vars.pop();
+        h.vars.make_mut().pop();
         assert!(validate_explicit(&prog, &h).is_err());
     }
 }
