@@ -64,7 +64,7 @@ pub fn skip(test: &str, why: &str) {
 pub fn expected_unreach(yml: &Path) -> Option<bool> {
     match load_task(String::new(), yml).plan {
         Plan::Run { expected, .. } => Some(expected),
-        Plan::Skip(_) | Plan::Broken(_) => None,
+        Plan::Skip(_) | Plan::Unsupported(_) | Plan::Broken(_) => None,
     }
 }
 
@@ -81,7 +81,7 @@ pub fn unreach_tasks(dir: &Path) -> Vec<(PathBuf, bool)> {
             Plan::Run {
                 input, expected, ..
             } => Some((input, expected)),
-            Plan::Skip(_) | Plan::Broken(_) => None,
+            Plan::Skip(_) | Plan::Unsupported(_) | Plan::Broken(_) => None,
         })
         .collect()
 }
