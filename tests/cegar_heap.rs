@@ -457,7 +457,7 @@ fn corrupted_heap_certificates_are_rejected() {
     );
     // 4. a malformed explicit heap (wrong number of variables)
     let mut bad = cert.clone();
-    bad.nodes[0].state.explicit.vars.pop();
+    bad.nodes[0].state.explicit.vars.make_mut().pop();
     assert_rejected(
         check_heap_certificate(&prog, &bad),
         "node 0: explicit heap: wrong number of variables",
