@@ -447,7 +447,7 @@ fn corrupted_heap_certificates_are_rejected() {
         .iter()
         .position(|n| n.covered_by.is_none() && !n.state.explicit.heap.is_empty())
         .expect("some node has a heap");
-    for v in bad.nodes[i].state.explicit.vars.iter_mut() {
+    for v in bad.nodes[i].state.explicit.vars.make_mut().iter_mut() {
         *v = shapemc::explicit::Value::Top;
     }
     bad.nodes[i].state.explicit.heap.clear();
