@@ -260,3 +260,28 @@ fn task_files_outside_the_front_end_are_refused() {
     let (code, out) = task("  language: C\n  data_model: ILP32\n");
     assert_eq!(code, 0, "{out}");
 }
+
+/// Bug fixed: the instrumented copy was read from a temporary folder, so a program
+/// including a header beside it (`#include "list.h"`, as benchmarks/real does with
+/// utlist.h) could not be read and its correctness witness was never confirmed.
+#[test]
+fn a_correctness_witness_of_a_program_with_a_local_header_validates() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("limit.h"),
+        "#define LIMIT 3\nextern void reach_error(void);\n",
+    )
+    .unwrap();
+    let c = d.path().join("count.c");
+    std::fs::write(
+        &c,
+        "#include \"limit.h\"\nint main(void) {\n  int i = 0;\n  while (i < LIMIT) {\n    i++;\n  }\n  if (i != LIMIT) reach_error();\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let w = d.path().join("w.yml");
+    let (code, out) = shapemc(&["verify", s(&c), "--timeout", "60", "--witness", s(&w)]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = shapemc(&["validate-witness", s(&c), s(&w), "--timeout", "60"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("SAFE: witness confirmed"), "{out}");
+}

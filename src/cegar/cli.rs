@@ -17,6 +17,11 @@ use std::time::Duration;
 /// Options of `verify` owned by the CEGAR module.
 #[derive(clap::Args, Debug, Clone)]
 pub struct VerifyArgs {
+    /// Extra clang arguments for reading the file (not a command-line option: the
+    /// witness validator reads an instrumented copy with `-iquote` of the original's
+    /// folder, so that its `#include "x.h"` finds the same headers).
+    #[arg(skip)]
+    pub clang_args: Vec<String>,
     /// Write the safety certificate (JSON) here when the verdict is SAFE.
     #[arg(long, value_name = "FILE")]
     pub certificate: Option<PathBuf>,
@@ -147,6 +152,7 @@ pub enum Domains {
 impl Default for VerifyArgs {
     fn default() -> Self {
         VerifyArgs {
+            clang_args: Vec::new(),
             certificate: None,
             cex: None,
             order: Order::Bfs,
@@ -225,9 +231,20 @@ pub fn load_for_property(
     malloc_never_fails: bool,
     property: crate::spec::Property,
 ) -> Result<crate::cfa::Program, i32> {
+    load_with_clang_args(file, malloc_never_fails, property, &[])
+}
+
+/// [`load_for_property`] with extra clang arguments (`VerifyArgs::clang_args`).
+fn load_with_clang_args(
+    file: &Path,
+    malloc_never_fails: bool,
+    property: crate::spec::Property,
+    clang_args: &[String],
+) -> Result<crate::cfa::Program, i32> {
     let opts = crate::frontend::FrontendOptions {
         malloc_never_fails,
         error_calls_as_calls: property.is_memory(),
+        clang_args: clang_args.to_vec(),
         ..Default::default()
     };
     let mut prog = crate::frontend::parse_file(file, &opts).map_err(|e| {
@@ -252,7 +269,12 @@ pub fn load_for_property(
 /// reported (with `--promote auto`: of the first, short run, unless that one ran out of
 /// time; then of a second run in the time left).
 pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> {
-    let prog = load_for_property(file, args.malloc_never_fails, args.property)?;
+    let prog = load_with_clang_args(
+        file,
+        args.malloc_never_fails,
+        args.property,
+        &args.clang_args,
+    )?;
     let started = std::time::Instant::now();
     let budget = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
     // promotion turns heap objects into globals: it would hide leaks and frees

@@ -252,16 +252,27 @@ pub fn validate(file: &Path, content: &[InvariantItem], deadline: Option<Instant
         eprintln!("error: {}: {e}", copy.display());
         return exit::USAGE_OR_PARSE;
     }
-    let code = verify_instrumented(&copy, invs.len(), deadline);
+    // the copy's `#include "x.h"` must find the headers beside the original
+    let original_dir = match file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.to_path_buf(),
+        None => std::path::PathBuf::from("."),
+    };
+    let code = verify_instrumented(&copy, &original_dir, invs.len(), deadline);
     let _ = std::fs::remove_dir_all(&dir);
     code
 }
 
 /// `verify` on the instrumented copy: the verdict line and exit code of [`validate`].
-fn verify_instrumented(copy: &Path, n: usize, deadline: Option<Instant>) -> i32 {
+fn verify_instrumented(
+    copy: &Path,
+    original_dir: &Path,
+    n: usize,
+    deadline: Option<Instant>,
+) -> i32 {
     let Ok(mut args) = with_svcomp_args(VerifyArgs::default()) else {
         return exit::USAGE_OR_PARSE;
     };
+    args.clang_args = vec!["-iquote".into(), original_dir.display().to_string()];
     args.timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64());
     let rep = match verify_file(copy, &args) {
         Ok(r) => r,
