@@ -420,59 +420,25 @@ impl ShapeState {
         if self.is_bottom() {
             return others.first().map(|_| vec![0]);
         }
-        // the candidates that agree on everything but the structures
-        let cands: Vec<usize> = (0..others.len())
-            .filter(|&i| {
-                let o = others[i];
-                o.comps.len() == self.comps.len()
-                    && self
-                        .comps
-                        .iter()
-                        .all(|(k, c)| o.comps.get(k).is_some_and(|oc| c.agrees_within(oc)))
-                    && o.loaded.iter().all(|(k, v)| self.loaded.get(k) == Some(v))
-            })
-            .collect();
-        if cands.is_empty() {
-            return None;
+        Coverage::new(self, others).union()
+    }
+    /// The shape domain's stop: `Some(vec![i])` for the first `others[i]` that
+    /// subsumes `self` alone ([`ShapeState::subsumed_by`]), else, with `union`,
+    /// [`ShapeState::covered_by_union`]'s answer. The same answers as those two calls,
+    /// but each "does `others[i]` hold this structure" is decided once for both.
+    pub fn covered_by(&self, others: &[&ShapeState], union: bool) -> Option<Vec<usize>> {
+        if self.is_bottom() {
+            return others.first().map(|_| vec![0]);
         }
-        type Entry<'a> = (&'a Structure, Option<&'a crate::affine::Affine>);
-        let comps: Vec<(&StructId, Vec<Entry>)> = self
-            .comps
-            .iter()
-            .map(|(k, c)| (k, c.region.entries().collect()))
-            .collect();
-        let tuples = comps
-            .iter()
-            .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))?;
-        if tuples > MAX_UNION_TUPLES {
-            return None;
+        let mut cov = Coverage::new(self, others);
+        if let Some(i) = cov.single() {
+            return Some(vec![i]);
         }
-        // does candidate i hold structure s of component k?
-        let holds = |i: usize, k: &StructId, (st, a): Entry| others[i].comps[k].region.holds(st, a);
-        let mut used = Vec::new();
-        let mut idx = vec![0usize; comps.len()];
-        for _ in 0..tuples {
-            // the candidate used last first: neighbouring tuples tend to share it
-            let fits = |i: usize| comps.iter().zip(&idx).all(|((k, v), &j)| holds(i, k, v[j]));
-            let found = used
-                .iter()
-                .rev()
-                .copied()
-                .find(|&i| fits(i))
-                .or_else(|| cands.iter().copied().find(|&i| fits(i)))?;
-            if !used.contains(&found) {
-                used.push(found);
-            }
-            for (d, (_, v)) in idx.iter_mut().zip(&comps) {
-                *d += 1;
-                if *d < v.len() {
-                    break;
-                }
-                *d = 0;
-            }
+        if union {
+            cov.union()
+        } else {
+            None
         }
-        used.sort_unstable();
-        Some(used)
     }
     /// The per-location join (componentwise; provenance kept where both agree).
     /// Components of different classes cannot be joined: `None`.
@@ -706,6 +672,11 @@ impl Cpa for ShapeCpa {
     fn covers_union(&self, ts: &[&ShapeState], s: &ShapeState) -> Option<Vec<usize>> {
         s.covered_by_union(ts)
     }
+    /// [`ShapeState::covered_by`]: the default's answer, each structure question
+    /// decided once.
+    fn stop(&self, ts: &[&ShapeState], s: &ShapeState) -> Option<Vec<usize>> {
+        s.covered_by(ts, ts.len() >= 2).filter(|u| !u.is_empty())
+    }
 }
 
 /// Result of [`fixpoint`]: the joined state per (location, call stack) and statistics.
@@ -792,4 +763,131 @@ pub fn fixpoint(prog: &Program, prec: &ShapePrec, max_posts: usize) -> Fixpoint 
         }
     }
     fx
+}
+
+/// One structure of a component (with its counts), as [`Coverage`] enumerates them.
+type CovEntry<'a> = (&'a Structure, Option<&'a crate::affine::Affine>);
+
+/// The coverage questions of one state `s` against candidates `others`, with the
+/// answers of "does candidate `i` hold structure `j` of component `k`" memoised, so
+/// that the single check and the stop-join ask each at most once.
+struct Coverage<'a> {
+    others: &'a [&'a ShapeState],
+    /// The candidates that agree with `s` on everything but the structures.
+    cands: Vec<usize>,
+    /// `s`'s components and their structures.
+    comps: Vec<(&'a StructId, Vec<CovEntry<'a>>)>,
+    /// `offset[k]`: the index of component `k`'s first structure in a memo row.
+    offset: Vec<usize>,
+    /// `memo[i][offset[k] + j]`: the answer for candidate `i`, once asked.
+    memo: Vec<Vec<Option<bool>>>,
+}
+
+impl<'a> Coverage<'a> {
+    fn new(s: &'a ShapeState, others: &'a [&'a ShapeState]) -> Coverage<'a> {
+        let cands: Vec<usize> = (0..others.len())
+            .filter(|&i| {
+                let o = others[i];
+                o.comps.len() == s.comps.len()
+                    && s.comps
+                        .iter()
+                        .all(|(k, c)| o.comps.get(k).is_some_and(|oc| c.agrees_within(oc)))
+                    && o.loaded.iter().all(|(k, v)| s.loaded.get(k) == Some(v))
+            })
+            .collect();
+        let comps: Vec<(&StructId, Vec<CovEntry>)> = s
+            .comps
+            .iter()
+            .map(|(k, c)| (k, c.region.entries().collect()))
+            .collect();
+        let mut offset = Vec::with_capacity(comps.len());
+        let mut total = 0;
+        for (_, v) in &comps {
+            offset.push(total);
+            total += v.len();
+        }
+        Coverage {
+            others,
+            cands,
+            comps,
+            offset,
+            memo: vec![vec![None; total]; others.len()],
+        }
+    }
+
+    /// Does candidate `i` hold structure `j` of component `k` (index into `comps`)?
+    fn holds(&mut self, i: usize, k: usize, j: usize) -> bool {
+        let slot = self.offset[k] + j;
+        if let Some(b) = self.memo[i][slot] {
+            return b;
+        }
+        let (key, v) = &self.comps[k];
+        let (st, a) = v[j];
+        let b = self.others[i].comps[*key].region.holds(st, a);
+        self.memo[i][slot] = Some(b);
+        b
+    }
+
+    /// The first candidate that holds every structure.
+    fn single(&mut self) -> Option<usize> {
+        for ci in 0..self.cands.len() {
+            let i = self.cands[ci];
+            let all = (0..self.comps.len())
+                .all(|k| (0..self.comps[k].1.len()).all(|j| self.holds(i, k, j)));
+            if all {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// The stop-join ([`ShapeState::covered_by_union`]).
+    fn union(&mut self) -> Option<Vec<usize>> {
+        if self.cands.is_empty() {
+            return None;
+        }
+        let tuples = self
+            .comps
+            .iter()
+            .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))?;
+        if tuples > MAX_UNION_TUPLES {
+            return None;
+        }
+        let mut used: Vec<usize> = Vec::new();
+        let mut idx = vec![0usize; self.comps.len()];
+        for _ in 0..tuples {
+            // the candidate used last first: neighbouring tuples tend to share it
+            let fits =
+                |cov: &mut Coverage, i: usize| (0..idx.len()).all(|k| cov.holds(i, k, idx[k]));
+            let mut found = None;
+            for &i in used.iter().rev() {
+                if fits(self, i) {
+                    found = Some(i);
+                    break;
+                }
+            }
+            if found.is_none() {
+                for ci in 0..self.cands.len() {
+                    let i = self.cands[ci];
+                    if fits(self, i) {
+                        found = Some(i);
+                        break;
+                    }
+                }
+            }
+            let found = found?;
+            if !used.contains(&found) {
+                used.push(found);
+            }
+            for (d, (_, v)) in idx.iter_mut().zip(&self.comps) {
+                *d += 1;
+                if *d < v.len() {
+                    break;
+                }
+                *d = 0;
+            }
+        }
+        used.sort_unstable();
+        Some(used)
+    }
 }

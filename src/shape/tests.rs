@@ -219,6 +219,12 @@ fn a_join_is_covered_by_the_union_of_its_parts_only() {
     // the CPA's stop-join is this test
     let cpa = ShapeCpa::new(&prog);
     assert_eq!(cpa.covers_union(&[&list, &init], &j), Some(vec![0, 1]));
+    // the stop: a single coverer first, the union only when asked
+    assert_eq!(j.covered_by(&[&list, &init], true), Some(vec![0, 1]));
+    assert_eq!(j.covered_by(&[&list, &init], false), None);
+    assert_eq!(list.covered_by(&[&init, &j, &list], true), Some(vec![1]));
+    assert_eq!(cpa.stop(&[&init, &list], &list), Some(vec![1]));
+    assert_eq!(cpa.stop(&[&list], &j), None);
 }
 
 #[test]
@@ -306,6 +312,12 @@ mod props {
             let a = heap_to_shape_state(&prog, &h1, &m);
             let b = heap_to_shape_state(&prog, &h2, &m);
             prop_assert!(a.subsumed_by(&a));
+            // the stop decides as a single check then the stop-join would
+            for cands in [vec![&a, &b], vec![&b, &a], vec![&b], vec![&b, &b]] {
+                let single = cands.iter().position(|t| a.subsumed_by(t)).map(|i| vec![i]);
+                let want = single.or_else(|| a.covered_by_union(&cands));
+                prop_assert_eq!(a.covered_by(&cands, true), want);
+            }
             if let Some(j) = a.join(&b) {
                 prop_assert!(a.subsumed_by(&j) && b.subsumed_by(&j));
                 for part in j.split() {

@@ -178,17 +178,13 @@ impl Cpa for HeapCpa {
                     && self.explicit.covers(&ts[i].explicit, &s.explicit)
             })
             .collect();
-        if let Some(&i) = cands
-            .iter()
-            .find(|&&i| self.shape.covers(&ts[i].shape, &s.shape))
-        {
-            return Some(vec![i]);
-        }
-        if ts.len() < 2 || cands.is_empty() {
+        if cands.is_empty() {
             return None;
         }
+        // the first single coverer, else (with two states or more) the stop-join,
+        // each structure question decided once for both
         let shapes: Vec<&crate::shape::ShapeState> = cands.iter().map(|&i| &ts[i].shape).collect();
-        let used = s.shape.covered_by_union(&shapes)?;
+        let used = s.shape.covered_by(&shapes, ts.len() >= 2)?;
         Some(used.into_iter().map(|j| cands[j]).collect()).filter(|u: &Vec<usize>| !u.is_empty())
     }
     /// Merge-join of the shape parts when the predicate cubes and explicit heaps are
