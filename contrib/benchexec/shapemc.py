@@ -4,8 +4,9 @@
 # PYTHONPATH, e.g. (see README.md, "Running on many machines"):
 #   PYTHONPATH=. benchexec benchmarks/shapemc.xml --tool-directory target/release
 #
-# shapemc checks the unreach-call property (`G ! call(reach_error())`) of C programs in
-# the ILP32 data model; other properties and data models are reported as unsupported.
+# shapemc checks the properties unreach-call (`G ! call(reach_error())`), valid-memsafety
+# (valid-free, valid-deref, valid-memtrack) and valid-memcleanup of C programs in the
+# ILP32 data model; other properties and data models are reported as unsupported.
 
 import os
 
@@ -18,8 +19,8 @@ class Tool(benchexec.tools.template.BaseTool2):
     Tool info for shapemc, a CEGAR model checker for heap-manipulating C programs
     (shape refinement through explicit heap analysis).
 
-    Output: the first line is the verdict, `SAFE`, `UNSAFE` or `UNKNOWN: <reason>`;
-    exit codes 0 SAFE, 10 UNSAFE, 20 UNKNOWN, 2 usage or parse error, 3 unsupported.
+    Output: the first line is the verdict, `SAFE`, `UNSAFE`, `UNSAFE (<subproperty>)`
+    under a memory property (`UNSAFE (valid-deref)`) or `UNKNOWN: <reason>`; exit codes 0 SAFE, 10 UNSAFE, 20 UNKNOWN, 2 usage or parse error, 3 unsupported.
     """
 
     # SV-COMP's conventions, as shapemc's scoreboard applies them
@@ -39,8 +40,20 @@ class Tool(benchexec.tools.template.BaseTool2):
     def project_url(self):
         return "https://github.com/shapemc/shapemc"
 
+    PROPERTIES = ["unreach-call", "valid-memsafety", "valid-memcleanup"]
+
+    # the verdict's subproperty -> BenchExec's result
+    FALSE_RESULTS = {
+        "valid-deref": result.RESULT_FALSE_DEREF,
+        "valid-free": result.RESULT_FALSE_FREE,
+        "valid-memtrack": result.RESULT_FALSE_MEMTRACK,
+        "valid-memcleanup": result.RESULT_FALSE_MEMCLEANUP,
+    }
+
     def _property_kind(self, property_file):
-        """`unreach-call` for a property file that checks `call(reach_error())`."""
+        """The property a property file states (`unreach-call`, `valid-memsafety`,
+        `valid-memcleanup`), or None for another one. shapemc itself recognises the
+        file again (`verify --property FILE`)."""
         try:
             with open(property_file) as f:
                 text = f.read()
@@ -48,15 +61,22 @@ class Tool(benchexec.tools.template.BaseTool2):
             text = ""
         if "call(reach_error())" in text:
             return "unreach-call"
+        if "valid-memcleanup" in text:
+            return "valid-memcleanup"
+        if any(p in text for p in ("valid-free", "valid-deref", "valid-memtrack")):
+            return "valid-memsafety"
         # unreadable: by its name, SV-COMP's convention
-        if not text and os.path.basename(property_file).startswith("unreach-call"):
-            return "unreach-call"
+        stem = os.path.splitext(os.path.basename(property_file))[0]
+        if not text and stem in self.PROPERTIES:
+            return stem
         return None
 
     def cmdline(self, executable, options, task, rlimits):
-        if task.property_file and self._property_kind(task.property_file) is None:
+        kind = self._property_kind(task.property_file) if task.property_file else None
+        if task.property_file and kind is None:
             raise benchexec.tools.template.UnsupportedFeatureException(
-                f"unsupported property {task.property_file} (only unreach-call)"
+                f"unsupported property {task.property_file} "
+                f"(only {', '.join(self.PROPERTIES)})"
             )
         data_model = (task.options or {}).get("data_model")
         if data_model and data_model not in self.DATA_MODELS:
@@ -64,6 +84,8 @@ class Tool(benchexec.tools.template.BaseTool2):
                 f"unsupported data model {data_model} (only ILP32)"
             )
         args = [executable, "verify", *self.SVCOMP_ARGS]
+        if kind and kind != "unreach-call":
+            args += ["--property", task.property_file]
         if rlimits.cputime and "--timeout" not in options:
             # shapemc's own limit, a little below BenchExec's: an UNKNOWN with the
             # reason instead of a kill
@@ -77,6 +99,9 @@ class Tool(benchexec.tools.template.BaseTool2):
                 return result.RESULT_TRUE_PROP
             if line == "UNSAFE":
                 return result.RESULT_FALSE_REACH
+            if line.startswith("UNSAFE (") and line.endswith(")"):
+                sub = line[len("UNSAFE (") : -1]
+                return self.FALSE_RESULTS.get(sub, result.RESULT_FALSE_PROP)
             if line.startswith("UNKNOWN"):
                 if "time limit" in line:
                     return "TIMEOUT"
