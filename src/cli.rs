@@ -209,6 +209,7 @@ pub fn run(cli: Cli) -> i32 {
                 witness: witness.as_deref(),
                 data_model: crate::svcomp::conventions::DataModel::Ilp32,
                 malloc_never_fails: cegar.malloc_never_fails,
+                property: cegar.property,
             };
             crate::cegar::cli::run_verify_with(&file, &cegar, &|rep| writer.write(rep)).0
         }

@@ -285,3 +285,32 @@ fn a_correctness_witness_of_a_program_with_a_local_header_validates() {
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("SAFE: witness confirmed"), "{out}");
 }
+
+/// Bugs fixed: under a memory property `--witness` turned a replayed UNSAFE into exit
+/// 2 ("the counterexample does not end with a reach_error() call"), and a task's
+/// answer line dropped the violated subproperty (`valid-memsafety: UNSAFE`).
+#[test]
+fn a_memory_property_keeps_its_verdict_and_subproperty_with_witness() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().join("w.yml");
+    let c = bench("memsafety/mem_double_free_bug.c");
+    let (code, out) = shapemc(&[
+        "verify",
+        s(&c),
+        "--property",
+        "valid-memsafety",
+        "--malloc-never-fails",
+        "--witness",
+        s(&w),
+    ]);
+    assert_eq!(code, 10, "{out}");
+    assert!(out.starts_with("UNSAFE (valid-free)"), "{out}");
+    assert!(!w.exists(), "a witness of a memory property was written");
+    let yml = bench("memsafety/mem_double_free_bug.yml");
+    let (code, out) = shapemc(&["verify", s(&yml), "--witness", s(&w)]);
+    assert_eq!(code, 10, "{out}");
+    assert!(
+        out.lines().any(|l| l == "valid-memsafety: UNSAFE (valid-free)"),
+        "{out}"
+    );
+}

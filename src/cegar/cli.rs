@@ -776,7 +776,7 @@ pub fn run_verify_with(file: &Path, args: &VerifyArgs, extra: ExtraEvidence) -> 
             code = exit::USAGE_OR_PARSE;
         }
     }
-    (code, rep.verdict.line())
+    (code, rep.verdict_line())
 }
 
 /// Says where `what` was written, or why it could not be; false on a write error.

@@ -5,6 +5,7 @@ use super::conventions::DataModel;
 use super::witness::to_yaml;
 use crate::cegar::cli::VerifyReport;
 use crate::cegar::Verdict;
+use crate::spec::Property;
 use std::path::{Path, PathBuf};
 
 /// Writes the witness of a `verify` run: the violation witness of its counterexample
@@ -19,13 +20,24 @@ pub struct EvidenceWriter<'a> {
     /// Whether `verify` assumed that `malloc` never fails (the program the
     /// counterexample's path runs in depends on it).
     pub malloc_never_fails: bool,
+    /// The property `verify` checked: witnesses are written for unreach-call only.
+    pub property: Property,
 }
 
 impl EvidenceWriter<'_> {
     /// Builds and writes the witness for `rep` (see [`crate::cegar::cli::ExtraEvidence`]):
-    /// `None` without `--witness` or for UNKNOWN.
+    /// `None` without `--witness`, for UNKNOWN, or for a memory property (whose
+    /// witnesses shapemc does not write: a warning says so, the verdict stands).
     pub fn write(&self, rep: &VerifyReport) -> Option<(String, PathBuf, Result<(), String>)> {
         let path = self.witness?;
+        if self.property != Property::UnreachCall {
+            eprintln!(
+                "warning: {}: no witness written to {} (shapemc writes witnesses for unreach-call only)",
+                self.property,
+                path.display()
+            );
+            return None;
+        }
         let (what, entry) = match (&rep.verdict, &rep.counterexample) {
             (Verdict::Unsafe, Some(cex)) => (
                 "violation witness",

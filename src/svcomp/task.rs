@@ -174,9 +174,10 @@ pub fn run_verify_task(yml: &Path, args: &VerifyArgs, witness: Option<&Path>) ->
                 None => {
                     let writer = super::evidence::EvidenceWriter {
                         input: &task.input,
-                        witness: witness.filter(|_| p == Property::UnreachCall),
+                        witness,
                         data_model: task.data_model,
                         malloc_never_fails: args.malloc_never_fails,
+                        property: p,
                     };
                     let mut a = args.clone();
                     a.property = p;
