@@ -310,7 +310,8 @@ fn a_memory_property_keeps_its_verdict_and_subproperty_with_witness() {
     let (code, out) = shapemc(&["verify", s(&yml), "--witness", s(&w)]);
     assert_eq!(code, 10, "{out}");
     assert!(
-        out.lines().any(|l| l == "valid-memsafety: UNSAFE (valid-free)"),
+        out.lines()
+            .any(|l| l == "valid-memsafety: UNSAFE (valid-free)"),
         "{out}"
     );
 }

@@ -779,8 +779,11 @@ struct Coverage<'a> {
     comps: Vec<(&'a StructId, Vec<CovEntry<'a>>)>,
     /// `offset[k]`: the index of component `k`'s first structure in a memo row.
     offset: Vec<usize>,
-    /// `memo[i][offset[k] + j]`: the answer for candidate `i`, once asked.
-    memo: Vec<Vec<Option<bool>>>,
+    /// Structures of `s` in all (the length of a memo row).
+    total: usize,
+    /// `memo[c * total + offset[k] + j]` for the candidate `cands[c]`: 0 not asked
+    /// yet, 1 no, 2 yes (one allocation for all candidates).
+    memo: Vec<u8>,
 }
 
 impl<'a> Coverage<'a> {
@@ -806,36 +809,40 @@ impl<'a> Coverage<'a> {
             offset.push(total);
             total += v.len();
         }
+        let memo = vec![0; cands.len() * total];
         Coverage {
             others,
             cands,
             comps,
             offset,
-            memo: vec![vec![None; total]; others.len()],
+            total,
+            memo,
         }
     }
 
-    /// Does candidate `i` hold structure `j` of component `k` (index into `comps`)?
-    fn holds(&mut self, i: usize, k: usize, j: usize) -> bool {
-        let slot = self.offset[k] + j;
-        if let Some(b) = self.memo[i][slot] {
-            return b;
+    /// Does candidate `cands[c]` hold structure `j` of component `k` (index into
+    /// `comps`)?
+    fn holds(&mut self, c: usize, k: usize, j: usize) -> bool {
+        let slot = c * self.total + self.offset[k] + j;
+        match self.memo[slot] {
+            1 => return false,
+            2 => return true,
+            _ => {}
         }
         let (key, v) = &self.comps[k];
         let (st, a) = v[j];
-        let b = self.others[i].comps[*key].region.holds(st, a);
-        self.memo[i][slot] = Some(b);
+        let b = self.others[self.cands[c]].comps[*key].region.holds(st, a);
+        self.memo[slot] = if b { 2 } else { 1 };
         b
     }
 
     /// The first candidate that holds every structure.
     fn single(&mut self) -> Option<usize> {
-        for ci in 0..self.cands.len() {
-            let i = self.cands[ci];
+        for c in 0..self.cands.len() {
             let all = (0..self.comps.len())
-                .all(|k| (0..self.comps[k].1.len()).all(|j| self.holds(i, k, j)));
+                .all(|k| (0..self.comps[k].1.len()).all(|j| self.holds(c, k, j)));
             if all {
-                return Some(i);
+                return Some(self.cands[c]);
             }
         }
         None
@@ -853,27 +860,22 @@ impl<'a> Coverage<'a> {
         if tuples > MAX_UNION_TUPLES {
             return None;
         }
+        // positions in `cands`
         let mut used: Vec<usize> = Vec::new();
         let mut idx = vec![0usize; self.comps.len()];
         for _ in 0..tuples {
             // the candidate used last first: neighbouring tuples tend to share it
             let fits =
-                |cov: &mut Coverage, i: usize| (0..idx.len()).all(|k| cov.holds(i, k, idx[k]));
+                |cov: &mut Coverage, c: usize| (0..idx.len()).all(|k| cov.holds(c, k, idx[k]));
             let mut found = None;
-            for &i in used.iter().rev() {
-                if fits(self, i) {
-                    found = Some(i);
+            for &c in used.iter().rev() {
+                if fits(self, c) {
+                    found = Some(c);
                     break;
                 }
             }
             if found.is_none() {
-                for ci in 0..self.cands.len() {
-                    let i = self.cands[ci];
-                    if fits(self, i) {
-                        found = Some(i);
-                        break;
-                    }
-                }
+                found = (0..self.cands.len()).find(|&c| fits(self, c));
             }
             let found = found?;
             if !used.contains(&found) {
@@ -887,6 +889,7 @@ impl<'a> Coverage<'a> {
                 *d = 0;
             }
         }
+        let mut used: Vec<usize> = used.into_iter().map(|c| self.cands[c]).collect();
         used.sort_unstable();
         Some(used)
     }
