@@ -244,8 +244,13 @@ pub fn load_task_for(name: String, yml: &Path, property: Property) -> Task {
             }
         },
     };
-    let plan = match (plan, unsupported_options(&tf)) {
-        (Plan::Run { .. }, Some(why)) => Plan::Unsupported(why),
+    let plan = match (plan, check_options(&tf)) {
+        (Plan::Run { .. }, Err(OptionsProblem::Unsupported(why))) => {
+            Plan::Unsupported(format!("unsupported: {why}"))
+        }
+        (Plan::Run { .. }, Err(OptionsProblem::Malformed(why))) => {
+            Plan::Broken(format!("bad task file: {why}"))
+        }
         (plan, _) => plan,
     };
     Task {
@@ -256,20 +261,33 @@ pub fn load_task_for(name: String, yml: &Path, property: Property) -> Task {
     }
 }
 
-/// Why the task's `options` are outside what the front end reads exactly (a language
-/// other than C, a data model other than ILP32), as `verify TASK.yml` says it.
-fn unsupported_options(tf: &TaskFile) -> Option<String> {
+/// What is wrong with a task's `options` for the front end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionsProblem {
+    /// Not a valid task (an unknown data model name): a usage error.
+    Malformed(String),
+    /// Valid, but outside what the front end reads exactly (a language other than C,
+    /// the LP64 data model: reading an LP64 task as ILP32 would silently change it).
+    Unsupported(String),
+}
+
+/// The task's data model when the front end reads the task exactly (language C,
+/// ILP32), else the problem, worded as `verify TASK.yml` reports it. The one check of a
+/// task's options, for `verify TASK.yml` and the scoreboard.
+pub fn check_options(tf: &TaskFile) -> Result<DataModel, OptionsProblem> {
     if let Some(lang) = tf.language.as_deref().filter(|l| l.trim() != "C") {
-        return Some(format!("unsupported: language {lang} (only C)"));
+        return Err(OptionsProblem::Unsupported(format!(
+            "language {lang} (only C)"
+        )));
     }
-    match DataModel::from_task(tf.data_model.as_deref()) {
-        Err(e) => Some(e),
-        Ok(m) if !m.supported() => Some(format!(
-            "unsupported: data model {} (the front end reads programs as ILP32 only)",
+    let m = DataModel::from_task(tf.data_model.as_deref()).map_err(OptionsProblem::Malformed)?;
+    if !m.supported() {
+        return Err(OptionsProblem::Unsupported(format!(
+            "data model {} (the front end reads programs as ILP32 only)",
             m.name()
-        )),
-        Ok(_) => None,
+        )));
     }
+    Ok(m)
 }
 
 /// Finds every `*.yml` under the given folders (recursively; a `.yml` file may also be
@@ -478,7 +496,7 @@ mod tests {
             matches!(plan("  language: Java\n"), Plan::Unsupported(m) if m.contains("language Java"))
         );
         assert!(
-            matches!(plan("  data_model: ILP64\n"), Plan::Unsupported(m) if m.contains("unknown data model"))
+            matches!(plan("  data_model: ILP64\n"), Plan::Broken(m) if m.contains("unknown data model"))
         );
     }
 }

@@ -14,7 +14,9 @@
 //! LP64 data model).
 
 use super::conventions::{with_svcomp_args, DataModel};
-use crate::bench::task::{classify_property, parse_task_file, PropertyKind, TaskFile};
+use crate::bench::task::{
+    check_options, classify_property, parse_task_file, OptionsProblem, PropertyKind, TaskFile,
+};
 use crate::cegar::cli::{run_verify_with, VerifyArgs};
 use crate::diag::exit;
 use crate::spec::Property;
@@ -81,16 +83,10 @@ pub fn load(yml: &Path) -> Result<LoadedTask, (i32, String)> {
     };
     let text = std::fs::read_to_string(yml).map_err(|e| bad(format!("cannot read: {e}")))?;
     let tf: TaskFile = parse_task_file(&text).map_err(|e| bad(format!("bad task file: {e}")))?;
-    if let Some(lang) = tf.language.as_deref().filter(|l| l.trim() != "C") {
-        return Err(unsup(format!("language {lang} (only C)")));
-    }
-    let data_model = DataModel::from_task(tf.data_model.as_deref()).map_err(bad)?;
-    if !data_model.supported() {
-        return Err(unsup(format!(
-            "data model {} (the front end reads programs as ILP32 only)",
-            data_model.name()
-        )));
-    }
+    let data_model = check_options(&tf).map_err(|p| match p {
+        OptionsProblem::Malformed(m) => bad(m),
+        OptionsProblem::Unsupported(m) => unsup(m),
+    })?;
     let [input] = tf.input_files.as_slice() else {
         return Err(unsup(format!(
             "{} input files (only one)",
