@@ -35,9 +35,17 @@
 //!   out-of-bounds access, undefined behaviour). The rewritten program reads the fields
 //!   of the head's own `T` object there instead.
 //!
-//! A link struct embedded in two places (a node on two lists, lists of lists with one
-//! link type) is left alone: taking the address of one of its embeddings stays
-//! unsupported (exit 3), with the places named.
+//! A link struct embedded in several places (a node on two lists, lists of lists with
+//! one link type) is split instead ([`Split`], lowered in `lower::links`): every
+//! embedded `L` is an object of its own, allocated and freed with its container, which
+//! points to it through a hidden field per place (`&t->m` is `t->$m`); the `L` points
+//! back through an owner field per place (`container_of(p, T, m)` is `p->$own_T_m`, a
+//! memoised dummy `T` whose `$m` is `p` when NULL, as for a head). Distinct embedded
+//! links stay distinct objects, so pointer equality is kept. Conversions between such
+//! pointers and other pointer types are refused but for allocations, NULL and
+//! comparisons ([`Intrusive::compared`]); see ARCHITECTURE.md for why this is exact.
+//! A link struct whose places do not allow that (a container embedded by value
+//! elsewhere) stays unsupported (exit 3), with the places named.
 
 #![allow(non_upper_case_globals)]
 

@@ -200,3 +200,97 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::{run_random, run_random_to_end, Limits, Outcome};
+    use crate::testutil::parse_c;
+
+    /// A node on two lists (one `struct list_head` embedded twice) and a list head.
+    const TWO_LINKS: &str = r#"
+#include <stdlib.h>
+extern int __VERIFIER_nondet_int(void);
+void reach_error(void);
+struct list_head { struct list_head *next, *prev; };
+#define container_of(p, T, m) ((T *)((char *)(p) - (unsigned long)(&((T *)0)->m)))
+struct node { int data; struct list_head a; struct list_head b; };
+static void init(struct list_head *h) { h->next = h; h->prev = h; }
+static void add(struct list_head *n, struct list_head *h) {
+  n->next = h->next; n->prev = h; h->next->prev = n; h->next = n;
+}
+int main(void) {
+  struct list_head ha, hb;
+  init(&ha); init(&hb);
+  struct node *n = malloc(sizeof *n);
+  if (!n) return 0;
+  n->data = 7;
+  add(&n->a, &ha); add(&n->b, &hb);
+  CHECK
+  free(n);
+  return 0;
+}
+"#;
+
+    /// The outcomes of 50 random runs of `TWO_LINKS` with `check` at `CHECK`.
+    fn outcomes(check: &str) -> Vec<Outcome> {
+        let prog = parse_c(&TWO_LINKS.replace("CHECK", check));
+        let limits = Limits {
+            max_steps: 10_000,
+            malloc_never_fails: false,
+        };
+        (0..50)
+            .map(|s| run_random(&prog, s, &limits).outcome)
+            .collect()
+    }
+
+    #[test]
+    fn two_embedded_links_of_one_object_stay_distinct() {
+        let os = outcomes("if (&n->a == &n->b) reach_error();");
+        assert!(os.iter().all(|o| *o == Outcome::Exit), "{os:?}");
+        let os = outcomes("if (&n->a != &n->b) reach_error();");
+        assert!(os.iter().any(Outcome::is_error), "{os:?}");
+    }
+
+    #[test]
+    fn container_of_either_link_gives_the_node_back() {
+        let ok = "if (container_of(ha.next, struct node, a) != n) reach_error();\n\
+                  if (container_of(hb.next, struct node, b) != n) reach_error();\n\
+                  if (container_of(ha.next, struct node, a)->data != 7) reach_error();";
+        let os = outcomes(ok);
+        assert!(os.iter().all(|o| *o == Outcome::Exit), "{os:?}");
+        let bug = "if (container_of(ha.next, struct node, a) == n) reach_error();";
+        assert!(outcomes(bug).iter().any(Outcome::is_error));
+    }
+
+    #[test]
+    fn container_of_a_head_is_a_dummy_whose_link_is_the_head() {
+        // `list_for_each_entry`'s stop test on an empty list: `&pos->m != head`; the
+        // dummy is the same object every time, and no real node
+        let ok = "struct node *d = container_of(ha.next->next, struct node, a);\n\
+                  if (&d->a != &ha || d == n) reach_error();\n\
+                  if (container_of(&ha, struct node, a) != d) reach_error();";
+        let os = outcomes(ok);
+        assert!(os.iter().all(|o| *o == Outcome::Exit), "{os:?}");
+    }
+
+    #[test]
+    fn link_objects_are_freed_with_their_container() {
+        let prog = parse_c(&TWO_LINKS.replace("CHECK", ""));
+        let limits = Limits {
+            max_steps: 10_000,
+            malloc_never_fails: true,
+        };
+        let (run, heap) = run_random_to_end(&prog, 0, &limits);
+        assert_eq!(run.outcome, Outcome::Exit);
+        let heap = heap.unwrap_or_else(|| panic!("no heap at the end"));
+        assert_eq!(heap.allocated, 0, "{heap:?}");
+    }
+
+    #[test]
+    fn a_link_object_never_fails_alone() {
+        // the links are allocated only when the node's allocation succeeded, and do
+        // not fail themselves: no run dereferences NULL
+        let os = outcomes("");
+        assert!(os.iter().all(|o| *o == Outcome::Exit), "{os:?}");
+    }
+}
