@@ -38,7 +38,8 @@ pub(super) fn is_const(e: &Expr) -> bool {
 
 impl<'c, 't> FnLower<'c, 't> {
     /// `container_of(p, T, m)` (see `frontend::intrusive`): `p`, when the link struct `p`
-    /// points to is identified with member `m` of `T`; refused when it is not.
+    /// points to is identified with member `m` of `T`; `p->$own_T_m` (or a dummy `T`)
+    /// when the link struct is split and `m` one of its places; refused otherwise.
     fn container_of(&mut self, c: Cursor<'t>) -> R<Option<Expr>> {
         let Some((p, target, k)) = intrusive::container_of(c) else {
             return Ok(None);
@@ -46,8 +47,8 @@ impl<'c, 't> FnLower<'c, 't> {
         let link = p.ty().canonical().pointee().canonical().declaration();
         let key = intrusive::record_key(link);
         if let Some(split) = self.cx.intrusive.splits.get(&key) {
-            // `p->$own_T_m`: the container of the link object (a dummy for a stand-alone
-            // head), NULL for a link embedded elsewhere
+            // `p->$own_T_m`: the container of the link object, or a dummy `T` for a head
+            // or a link embedded at another place (`lower::links`)
             let tkey = intrusive::record_key(target);
             let place = split
                 .places
@@ -139,8 +140,8 @@ impl<'c, 't> FnLower<'c, 't> {
     /// Refuses a conversion `c` of `inner` from a pointer to record `kf` to one to
     /// record `kt` (keys) when either is a split link struct or a struct that embeds one
     /// (`frontend::intrusive`): those objects differ from C's, so only allocations, NULL
-    /// and direct operands of `==`/`!=` are converted, and the latter not between a link
-    /// struct and a container that embeds it at offset 0 (equal in C, not here).
+    /// and direct operands of `==`/`!=` are converted, and the latter not from or to a
+    /// container that embeds a link at offset 0 (equal in C, not here).
     fn check_split_conversion(
         &mut self,
         c: Cursor<'t>,
@@ -176,7 +177,22 @@ impl<'c, 't> FnLower<'c, 't> {
                     .any(|p| p.offset == 0 && intrusive::record_key(p.container) == *t)
             })
         };
-        if intr.compared.contains(&c) && !at_zero(kt, kf) && !at_zero(kf, kt) {
+        // a container with a link at offset 0 has that link's address, in C, which may
+        // come as a pointer to one of the link's fields
+        let host_at_zero = |k: &Option<String>| {
+            k.as_deref().is_some_and(|k| {
+                intr.splits
+                    .values()
+                    .flat_map(|s| s.places.iter())
+                    .any(|p| p.offset == 0 && intrusive::record_key(p.container) == k)
+            })
+        };
+        if intr.compared.contains(&c)
+            && !at_zero(kt, kf)
+            && !at_zero(kf, kt)
+            && !host_at_zero(kt)
+            && !host_at_zero(kf)
+        {
             return Ok(());
         }
         unsup(

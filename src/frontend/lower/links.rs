@@ -88,15 +88,33 @@ impl<'c, 't> FnLower<'c, 't> {
             field: idx,
         };
         let c = self.cx.struct_id(place.container, at)?;
-        let dst = self.tmp(Ty::Ptr(Box::new(Ty::Struct(c))));
-        self.emit(Op::Load { dst, ptr: p, field }, src);
+        let ty = Ty::Ptr(Box::new(Ty::Struct(c)));
+        let (owner, dst) = (self.tmp(ty.clone()), self.tmp(ty));
+        self.emit(
+            Op::Load {
+                dst: owner,
+                ptr: p,
+                field,
+            },
+            src,
+        );
         let join = self.node(src);
         let cur = self.cur;
-        let cond = Expr::bin(BinOp::Ne, Expr::Var(dst), Expr::Null);
-        self.edge(cur, join, Op::Assume { cond }, src);
+        let cond = Expr::bin(BinOp::Ne, Expr::Var(owner), Expr::Null);
+        let found = self.node(src);
+        self.edge(cur, found, Op::Assume { cond }, src);
         let none = self.node(src);
-        let cond = Expr::bin(BinOp::Eq, Expr::Var(dst), Expr::Null);
+        let cond = Expr::bin(BinOp::Eq, Expr::Var(owner), Expr::Null);
         self.edge(cur, none, Op::Assume { cond }, src);
+        self.cur = found;
+        self.emit(
+            Op::Assign {
+                dst,
+                src: Expr::Var(owner),
+            },
+            src,
+        );
+        self.jump(join, src);
         self.cur = none;
         let d = self.alloc_linked(c, AllocKind::Stack, src);
         self.store_ptr(d, c, &place.link_field(), Expr::Var(p), at, src)?;
