@@ -35,15 +35,23 @@
 //!   out-of-bounds access, undefined behaviour). The rewritten program reads the fields
 //!   of the head's own `T` object there instead.
 //!
-//! A link struct embedded in two places (a node on two lists, lists of lists with one
-//! link type) is left alone: taking the address of one of its embeddings stays
-//! unsupported (exit 3), with the places named.
+//! A link struct embedded in several places (a node on two lists, lists of lists with
+//! one link type) is split instead ([`Split`], lowered in `lower::links`): every
+//! embedded `L` is an object of its own, allocated and freed with its container, which
+//! points to it through a hidden field per place (`&t->m` is `t->$m`); the `L` points
+//! back through an owner field per place (`container_of(p, T, m)` is `p->$own_T_m`, a
+//! memoised dummy `T` whose `$m` is `p` when NULL, as for a head). Distinct embedded
+//! links stay distinct objects, so pointer equality is kept. Conversions between such
+//! pointers and other pointer types are refused but for allocations, NULL and
+//! comparisons ([`Intrusive::compared`]); see ARCHITECTURE.md for why this is exact.
+//! A link struct whose places do not allow that (a container embedded by value
+//! elsewhere) stays unsupported (exit 3), with the places named.
 
 #![allow(non_upper_case_globals)]
 
 use super::clang::{Cursor, Type};
 use clang_sys::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One link struct identified with its container.
 #[derive(Clone, Debug)]
@@ -60,12 +68,53 @@ pub struct Alias<'t> {
     pub link_size: u64,
 }
 
-/// The link structs of a translation unit: which are identified with their container
-/// and why the others are not.
+/// One place a link struct embedded in several places is embedded at: member `m` of
+/// struct `T`.
+#[derive(Clone, Debug)]
+pub struct Place<'t> {
+    /// The container's definition (`struct T`).
+    pub container: Cursor<'t>,
+    /// The member of `T` that is the link (`m`).
+    pub member: String,
+    /// `offsetof(T, m)` in bytes.
+    pub offset: u64,
+}
+
+impl Place<'_> {
+    /// The hidden field of the container that points to its link object (`$m`).
+    pub fn link_field(&self) -> String {
+        format!("${}", self.member)
+    }
+
+    /// The owner field of the link object that points back to its container
+    /// (`$own_T_m`).
+    pub fn owner_field(&self) -> String {
+        format!("$own_{}_{}", self.container.spelling(), self.member)
+    }
+}
+
+/// A link struct embedded in several places, each embedded copy an object of its own
+/// (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Split<'t> {
+    /// The link struct's definition (`struct L`).
+    pub link: Cursor<'t>,
+    /// Where it is embedded (direct members only, in declaration order).
+    pub places: Vec<Place<'t>>,
+}
+
+/// The link structs of a translation unit: which are identified with their container,
+/// which become objects of their own, and why the others are neither.
 #[derive(Clone, Debug, Default)]
 pub struct Intrusive<'t> {
     /// By the link struct's key ([`record_key`]).
     pub aliases: HashMap<String, Alias<'t>>,
+    /// Link structs embedded in several places, by the link struct's key.
+    pub splits: HashMap<String, Split<'t>>,
+    /// The conversions (implicit or cast, under parentheses) that are a direct operand of
+    /// `==` or `!=`: the only conversions between a split link struct's pointer (or its
+    /// container's) and another pointer type the front end accepts.
+    pub compared: HashSet<Cursor<'t>>,
     /// Link structs the program uses intrusively but that are embedded in several
     /// places, with those places (`node.linkage, node.nested`).
     pub refused: HashMap<String, String>,
@@ -165,8 +214,8 @@ pub fn container_of<'t>(c: Cursor<'t>) -> Option<(Cursor<'t>, Cursor<'t>, i64)> 
 pub fn scan<'t>(root: Cursor<'t>) -> Intrusive<'t> {
     let mut embeddings: HashMap<String, Vec<(Cursor<'t>, Cursor<'t>)>> = HashMap::new();
     let mut used: Vec<String> = Vec::new();
-    visit(root, &mut embeddings, &mut used);
     let mut out = Intrusive::default();
+    visit(root, &mut embeddings, &mut used, &mut out.compared);
     for key in used {
         if out.aliases.contains_key(&key) || out.refused.contains_key(&key) {
             continue;
@@ -197,6 +246,10 @@ pub fn scan<'t>(root: Cursor<'t>) -> Intrusive<'t> {
             }
             [] => {}
             many => {
+                if let Some(split) = split_of(&key, many, &embeddings) {
+                    out.splits.insert(key, split);
+                    continue;
+                }
                 let names: Vec<String> = many
                     .iter()
                     .map(|(c, f)| format!("{}.{}", c.spelling(), f.spelling()))
@@ -208,13 +261,57 @@ pub fn scan<'t>(root: Cursor<'t>) -> Intrusive<'t> {
     out
 }
 
+/// The split model of link struct `key` embedded at `places`, when every place is a
+/// direct member at a known offset of a struct that is itself embedded nowhere by value
+/// (its hidden link fields would need their own owners) and is not the link struct.
+fn split_of<'t>(
+    key: &str,
+    places: &[(Cursor<'t>, Cursor<'t>)],
+    embeddings: &HashMap<String, Vec<(Cursor<'t>, Cursor<'t>)>>,
+) -> Option<Split<'t>> {
+    let link = record_of(places.first()?.1.ty()).and_then(|d| d.definition())?;
+    let mut out = Vec::new();
+    for (container, field) in places {
+        let container = container.definition()?;
+        let ckey = record_key(container);
+        let off = field.offset_of_field();
+        let nested = embeddings.get(&ckey).is_some_and(|v| !v.is_empty());
+        if off < 0 || off % 8 != 0 || ckey == key || nested || container.spelling().is_empty() {
+            return None;
+        }
+        out.push(Place {
+            container,
+            member: field.spelling(),
+            offset: off as u64 / 8,
+        });
+    }
+    Some(Split { link, places: out })
+}
+
 fn visit<'t>(
     c: Cursor<'t>,
     embeddings: &mut HashMap<String, Vec<(Cursor<'t>, Cursor<'t>)>>,
     used: &mut Vec<String>,
+    compared: &mut HashSet<Cursor<'t>>,
 ) {
     for ch in c.children() {
         match ch.kind() {
+            CXCursor_BinaryOperator
+                if matches!(ch.binary_op(), CXBinaryOperator_EQ | CXBinaryOperator_NE) =>
+            {
+                for mut op in ch.expr_children() {
+                    while matches!(
+                        op.kind(),
+                        CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr
+                    ) {
+                        compared.insert(op);
+                        match op.expr_children().as_slice() {
+                            [inner] if op.kind() != CXCursor_CStyleCastExpr => op = *inner,
+                            _ => break,
+                        }
+                    }
+                }
+            }
             CXCursor_StructDecl if ch.is_definition() => {
                 for f in ch.children() {
                     if f.kind() != CXCursor_FieldDecl {
@@ -247,6 +344,6 @@ fn visit<'t>(
             }
             _ => {}
         }
-        visit(ch, embeddings, used);
+        visit(ch, embeddings, used, compared);
     }
 }

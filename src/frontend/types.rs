@@ -4,7 +4,7 @@
 #![allow(non_upper_case_globals)]
 
 use super::clang::{Cursor, Type};
-use super::intrusive::record_key;
+use super::intrusive::{record_key, Place, Split};
 use super::lower::{unsup, Ctx, R};
 use crate::cfa::{FieldDef, StructDef, StructId, Ty};
 use clang_sys::*;
@@ -223,6 +223,42 @@ impl<'t> Ctx<'t> {
         }
     }
 
+    /// The split link struct (`super::intrusive`) C type `t` names, if it is one.
+    pub fn split_of(&self, t: Type<'t>) -> Option<&Split<'t>> {
+        let c = t.canonical();
+        if c.kind() != CXType_Record {
+            return None;
+        }
+        self.intrusive.splits.get(&record_key(c.declaration()))
+    }
+
+    /// The place of a split link struct that member `f` is, if it is one.
+    pub fn split_place(&self, f: Cursor<'t>) -> Option<Place<'t>> {
+        let split = self.split_of(f.ty())?;
+        let parent = record_key(f.semantic_parent()?);
+        let name = f.spelling();
+        split
+            .places
+            .iter()
+            .find(|p| p.member == name && record_key(p.container) == parent)
+            .cloned()
+    }
+
+    /// The places of split link structs in struct `s` (its hidden link fields), each
+    /// with the link struct's definition.
+    pub fn hosted_places(&self, s: StructId) -> Vec<(Cursor<'t>, Place<'t>)> {
+        let mut out = Vec::new();
+        for split in self.intrusive.splits.values() {
+            for p in &split.places {
+                if self.struct_ids.get(&record_key(p.container)) == Some(&s) {
+                    out.push((split.link, p.clone()));
+                }
+            }
+        }
+        out.sort_by_key(|(_, p)| p.offset);
+        out
+    }
+
     /// Computes the flattened fields and size of struct `id` from its definition.
     fn flatten(&mut self, id: StructId, def: Cursor<'t>) -> R<()> {
         let mut fields = Vec::new();
@@ -242,6 +278,18 @@ impl<'t> Ctx<'t> {
                 return unsup(f, "field offset unknown");
             }
             let off = off as u64 / 8;
+            if self.split_place(f).is_some() {
+                // a split link struct: a hidden pointer to its own object (`$m`)
+                let CTy::Struct(l) = self.conv(f.ty(), f)? else {
+                    return unsup(f, "internal: link struct");
+                };
+                fields.push(FieldDef {
+                    name: format!("${fname}"),
+                    ty: Ty::Ptr(Box::new(Ty::Struct(l))),
+                    offset: off,
+                });
+                continue;
+            }
             if let Some(link) = self.link_member(f) {
                 // the link struct's own fields, at the member (`m.next`, `m.prev`)
                 for g in link.children() {
@@ -284,7 +332,19 @@ impl<'t> Ctx<'t> {
                 CTy::Void => return unsup(f, "void field"),
             }
         }
-        let size = def.ty().size_of().unwrap_or(0);
+        let mut size = def.ty().size_of().unwrap_or(0);
+        if let Some(split) = self.split_of(def.ty()).cloned() {
+            // a split link struct: an owner field per place, after its own fields
+            for p in &split.places {
+                let t = self.struct_id(p.container, def)?;
+                fields.push(FieldDef {
+                    name: p.owner_field(),
+                    ty: Ty::Ptr(Box::new(Ty::Struct(t))),
+                    offset: size,
+                });
+                size += 8;
+            }
+        }
         self.prog.structs[id].fields = fields;
         self.prog.structs[id].size = size;
         Ok(())

@@ -108,6 +108,7 @@ impl<'c, 't> FnLower<'c, 't> {
         if n != expected {
             return unsup(call, &format!("call to `{name}` with {n} arguments"));
         }
+        let linked = pointee.clone();
         self.emit(
             Op::Alloc {
                 dst,
@@ -117,6 +118,9 @@ impl<'c, 't> FnLower<'c, 't> {
             },
             src,
         );
+        if let Ty::Struct(s) = linked {
+            self.embed_links(dst, s, kind, call, src)?;
+        }
         Ok(())
     }
 
@@ -206,12 +210,19 @@ impl<'c, 't> FnLower<'c, 't> {
                     CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr | CXCursor_ParenExpr
                 ) && a.expr_children().len() == 1
                     && a.expr_children()[0].ty().canonical().kind() == CXType_Pointer
+                    && intrusive::container_of(a).is_none()
                 {
                     a = a.expr_children()[0];
                 }
+                if self.cx.split_of(a.ty().canonical().pointee()).is_some() {
+                    return unsup(a, "free of a link struct embedded in several places");
+                }
                 let aty = self.ety(a)?;
                 let e = self.rv(a)?;
-                let p = self.atom(e, aty, src);
+                let p = self.atom(e, aty.clone(), src);
+                if let Some(s) = aty.pointee_struct() {
+                    self.free_links(p, s, a, src)?;
+                }
                 self.emit(Op::Free { ptr: p }, src);
                 return Ok(None);
             }

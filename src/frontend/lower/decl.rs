@@ -81,6 +81,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     },
                     src,
                 );
+                self.embed_links(v, s, AllocKind::Stack, d, src)?;
                 if let Some(i) = d.var_init() {
                     let prefix = self.cx.obj_prefix(d.ty());
                     if strip_parens(i).kind() == CXCursor_InitListExpr {
@@ -137,6 +138,32 @@ impl<'c, 't> FnLower<'c, 't> {
                 continue;
             }
             let fname = format!("{prefix}{}", f.spelling());
+            if let Some(place) = self.cx.split_place(*f) {
+                // a split link struct (`frontend::intrusive`): initialise its own object
+                if let Some(it) = item {
+                    return unsup(
+                        it,
+                        "initialiser of a link struct embedded in several places",
+                    );
+                }
+                let Some(idx) =
+                    self.cx.prog.structs[s].field_index(&format!("{prefix}{}", place.link_field()))
+                else {
+                    return unsup(*f, "internal: hidden link field not found");
+                };
+                let CTy::Struct(l) = self.cx.conv(f.ty(), *f)? else {
+                    return unsup(*f, "internal: link struct");
+                };
+                let t = self.tmp(Ty::Ptr(Box::new(Ty::Struct(l))));
+                let field = FieldRef {
+                    strukt: s,
+                    field: idx,
+                };
+                let src = self.cx.prog.vars[ptr].src;
+                self.emit(Op::Load { dst: t, ptr, field }, src);
+                self.init_struct(t, l, "", None, zero_rest)?;
+                continue;
+            }
             match self.cx.conv(f.ty(), *f)? {
                 CTy::Struct(_) => {
                     let sub = format!("{fname}.");

@@ -38,13 +38,38 @@ pub(super) fn is_const(e: &Expr) -> bool {
 
 impl<'c, 't> FnLower<'c, 't> {
     /// `container_of(p, T, m)` (see `frontend::intrusive`): `p`, when the link struct `p`
-    /// points to is identified with member `m` of `T`; refused when it is not.
-    fn container_of(&mut self, c: Cursor<'t>) -> R<Option<Cursor<'t>>> {
+    /// points to is identified with member `m` of `T`; `p->$own_T_m` (or a dummy `T`)
+    /// when the link struct is split and `m` one of its places; refused otherwise.
+    fn container_of(&mut self, c: Cursor<'t>) -> R<Option<Expr>> {
         let Some((p, target, k)) = intrusive::container_of(c) else {
             return Ok(None);
         };
         let link = p.ty().canonical().pointee().canonical().declaration();
         let key = intrusive::record_key(link);
+        if let Some(split) = self.cx.intrusive.splits.get(&key) {
+            // `p->$own_T_m`: the container of the link object, or a dummy `T` for a head
+            // or a link embedded at another place (`lower::links`)
+            let tkey = intrusive::record_key(target);
+            let place = split
+                .places
+                .iter()
+                .find(|pl| {
+                    intrusive::record_key(pl.container) == tkey
+                        && i64::try_from(pl.offset).ok() == Some(k)
+                })
+                .cloned();
+            let Some(place) = place else {
+                return unsup(c, &format!("pointer arithmetic on `struct {} *` other than container_of at one of the places it is embedded at", link.spelling()));
+            };
+            let pty = self.ety(p)?;
+            let Some(l) = pty.pointee_struct() else {
+                return unsup(c, "internal: link struct pointer");
+            };
+            let e = self.rv(p)?;
+            let ptr = self.atom(e, pty, loc(p));
+            let dst = self.split_container_of(ptr, l, &place, c, loc(c))?;
+            return Ok(Some(Expr::Var(dst)));
+        }
         let Some(a) = self.cx.intrusive.aliases.get(&key) else {
             let why = match self.cx.intrusive.refused.get(&key) {
                 Some(places) => format!(
@@ -70,7 +95,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 ),
             );
         }
-        Ok(Some(p))
+        self.rv(p).map(Some)
     }
 
     /// Refuses a conversion `c` of `inner` between a pointer to a link struct identified
@@ -89,6 +114,7 @@ impl<'c, 't> FnLower<'c, 't> {
         if kt == kf {
             return Ok(());
         }
+        self.check_split_conversion(c, inner, &kt, &kf)?;
         let shifted = |k: &Option<String>| {
             k.as_ref()
                 .and_then(|k| self.cx.intrusive.aliases.get(k))
@@ -107,6 +133,74 @@ impl<'c, 't> FnLower<'c, 't> {
                 "conversion from `{}` to `{}` (the link struct is embedded at a nonzero offset; only container_of is supported)",
                 from.spelling(),
                 to.spelling()
+            ),
+        )
+    }
+
+    /// Refuses a conversion `c` of `inner` from a pointer to record `kf` to one to
+    /// record `kt` (keys) when either is a split link struct or a struct that embeds one
+    /// (`frontend::intrusive`): those objects differ from C's, so only allocations, NULL
+    /// and direct operands of `==`/`!=` are converted, and the latter not from or to a
+    /// container that embeds a link at offset 0 (equal in C, not here).
+    fn check_split_conversion(
+        &mut self,
+        c: Cursor<'t>,
+        inner: Cursor<'t>,
+        kt: &Option<String>,
+        kf: &Option<String>,
+    ) -> R<()> {
+        let intr = &self.cx.intrusive;
+        let hosts = |k: &str| {
+            intr.splits
+                .values()
+                .flat_map(|s| s.places.iter())
+                .any(|p| intrusive::record_key(p.container) == k)
+        };
+        let related = |k: &Option<String>| {
+            k.as_deref()
+                .is_some_and(|k| intr.splits.contains_key(k) || hosts(k))
+        };
+        if !related(kt) && !related(kf) {
+            return Ok(());
+        }
+        let stripped = strip_casts(inner);
+        if is_alloc_call(stripped) || stripped.eval_int() == Some(0) {
+            return Ok(());
+        }
+        let at_zero = |l: &Option<String>, t: &Option<String>| {
+            let (Some(l), Some(t)) = (l, t) else {
+                return false;
+            };
+            intr.splits.get(l).is_some_and(|s| {
+                s.places
+                    .iter()
+                    .any(|p| p.offset == 0 && intrusive::record_key(p.container) == *t)
+            })
+        };
+        // a container with a link at offset 0 has that link's address, in C, which may
+        // come as a pointer to one of the link's fields
+        let host_at_zero = |k: &Option<String>| {
+            k.as_deref().is_some_and(|k| {
+                intr.splits
+                    .values()
+                    .flat_map(|s| s.places.iter())
+                    .any(|p| p.offset == 0 && intrusive::record_key(p.container) == k)
+            })
+        };
+        if intr.compared.contains(&c)
+            && !at_zero(kt, kf)
+            && !at_zero(kf, kt)
+            && !host_at_zero(kt)
+            && !host_at_zero(kf)
+        {
+            return Ok(());
+        }
+        unsup(
+            c,
+            &format!(
+                "conversion from `{}` to `{}` (a link struct embedded in several places, and each struct embedding one, are objects of their own: only container_of, allocation and comparison are supported)",
+                inner.ty().spelling(),
+                c.ty().spelling()
             ),
         )
     }
@@ -184,8 +278,8 @@ impl<'c, 't> FnLower<'c, 't> {
         match k {
             CXCursor_ParenExpr => self.rv_h(self.only_child(c)?, hint),
             CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr => {
-                if let Some(p) = self.container_of(c)? {
-                    return self.rv(p);
+                if let Some(e) = self.container_of(c)? {
+                    return Ok(e);
                 }
                 let inner = self.only_child(c)?;
                 let to = self.cx.conv(c.ty(), c)?;

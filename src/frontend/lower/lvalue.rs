@@ -72,6 +72,9 @@ impl<'c, 't> FnLower<'c, 't> {
                 let Some(fd) = c.referenced() else {
                     return unsup(c, "internal: unresolved member");
                 };
+                if let Some(place) = self.cx.split_place(fd) {
+                    return self.split_link(c, p, s, &format!("{prefix}{}", place.link_field()));
+                }
                 let name = format!("{prefix}{}", fd.spelling());
                 match self.cx.conv(c.ty(), c)? {
                     CTy::Struct(_) => Ok(Lv::Obj(p, s, format!("{name}."))),
@@ -106,6 +109,31 @@ impl<'c, 't> FnLower<'c, 't> {
             CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
             _ => unsup(c, &format!("lvalue `{}`", c.kind_name())),
         }
+    }
+
+    /// `p->m` of a split link struct (`frontend::intrusive`): the link object the
+    /// hidden field `field` (`$m`) of struct `s` points to.
+    fn split_link(&mut self, c: Cursor<'t>, p: VarId, s: StructId, field: &str) -> R<Lv> {
+        let CTy::Struct(l) = self.cx.conv(c.ty(), c)? else {
+            return unsup(c, "internal: link struct");
+        };
+        let Some(idx) = self.cx.prog.structs[s].field_index(field) else {
+            return unsup(c, "internal: hidden link field not found");
+        };
+        let t = self.tmp(Ty::Ptr(Box::new(Ty::Struct(l))));
+        let field = FieldRef {
+            strukt: s,
+            field: idx,
+        };
+        self.emit(
+            Op::Load {
+                dst: t,
+                ptr: p,
+                field,
+            },
+            loc(c),
+        );
+        Ok(Lv::Obj(t, l, String::new()))
     }
 
     /// The value of `lv` (a load into a temporary for memory).
@@ -160,6 +188,13 @@ impl<'c, 't> FnLower<'c, 't> {
         };
         let dst_fields = sub(self.cx, ds, &dpre);
         let src_fields = sub(self.cx, ss, &spre);
+        if dst_fields.iter().any(|f| f.1.contains('$')) {
+            // hidden link or owner fields (`frontend::intrusive`) must not be shared
+            return unsup(
+                at,
+                "copy of a struct that is or holds a link struct embedded in several places",
+            );
+        }
         let same = dst_fields.len() == src_fields.len()
             && dst_fields
                 .iter()

@@ -59,6 +59,7 @@ mod cond;
 mod cursor;
 mod decl;
 mod expr;
+mod links;
 mod lvalue;
 mod ops;
 mod program;

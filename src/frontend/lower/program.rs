@@ -199,6 +199,7 @@ impl<'t> Ctx<'t> {
                     },
                     src,
                 );
+                fl.embed_links(g.var, s, AllocKind::Stack, g.decl, src)?;
             }
             if let Some(t) = fl.cx.cell_vars.get(&g.var).cloned() {
                 fl.alloc_cell(g.var, t, src);
