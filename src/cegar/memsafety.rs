@@ -301,14 +301,36 @@ mod tests {
     }
 
     #[test]
-    fn only_allocation_free_programs_are_proved_leak_free() {
+    fn programs_that_allocate_need_their_leak_checks() {
         let alloc = parse_c(&format!(
             "{NODE}int main(void) {{ struct n *p = malloc(sizeof(struct n)); free(p); return 0; }}"
         ));
         assert!(memory_proof_obligation(&alloc, Property::UnreachCall).is_ok());
         assert!(memory_proof_obligation(&alloc, Property::ValidMemsafety).is_err());
         assert!(memory_proof_obligation(&alloc, Property::ValidMemcleanup).is_err());
+        for p in [Property::ValidMemsafety, Property::ValidMemcleanup] {
+            let mut checked = alloc.clone();
+            assert!(checked.add_leak_checks(p) > 0);
+            assert!(memory_proof_obligation(&checked, p).is_ok());
+        }
         let none = parse_c("int main(void) { int x = 1; return x - 1; }");
         assert!(memory_proof_obligation(&none, Property::ValidMemsafety).is_ok());
+    }
+
+    #[test]
+    fn a_leak_target_is_the_violation_of_the_memory_property() {
+        use TargetMeaning::*;
+        assert_eq!(
+            target_meaning(Property::ValidMemsafety, LocKind::MemLeak),
+            Violation(Some(Subproperty::ValidMemtrack))
+        );
+        assert_eq!(
+            target_meaning(Property::ValidMemcleanup, LocKind::MemLeak),
+            Violation(Some(Subproperty::ValidMemcleanup))
+        );
+        assert_eq!(
+            target_meaning(Property::UnreachCall, LocKind::MemLeak),
+            NoProof
+        );
     }
 }

@@ -80,7 +80,11 @@ pub fn heap(
             },
         );
     }
-    ExplicitState { vars: v, heap: h }
+    ExplicitState {
+        vars: v,
+        heap: h,
+        leak: None,
+    }
 }
 
 /// The paper's Fig. 1(b): `v = {l1 -> 1}`, five cells with data ⊤, `succ` 2..5,0 and
