@@ -282,7 +282,7 @@ impl ShapeComp {
             return false;
         }
         match check {
-            LeakCheck::Unfreed => self.region.structures().all(|s| s.len() == 0),
+            LeakCheck::Unfreed => self.region.structures().all(|s| s.is_empty()),
             LeakCheck::Unreachable => {
                 let roots: Vec<String> = tracked_vars(self.class())
                     .into_iter()
@@ -349,9 +349,9 @@ fn all_reachable(s: &Structure, roots: &[String], fields: &[String]) -> bool {
     let edges: Vec<PredSym> = fields.iter().map(|f| PredSym::plain(f.clone())).collect();
     let mut todo: Vec<usize> = (0..n).filter(|&u| reached[u]).collect();
     while let Some(u) = todo.pop() {
-        for v in 0..n {
-            if !reached[v] && edges.iter().any(|e| s.value(e, &[u, v]) == Kleene::True) {
-                reached[v] = true;
+        for (v, r) in reached.iter_mut().enumerate() {
+            if !*r && edges.iter().any(|e| s.value(e, &[u, v]) == Kleene::True) {
+                *r = true;
                 todo.push(v);
             }
         }
