@@ -30,6 +30,8 @@ pub mod cpa;
 pub mod depth;
 pub mod infer;
 pub mod invariants;
+#[cfg(test)]
+mod leak_tests;
 pub mod post;
 pub mod render;
 pub mod sample;
