@@ -22,6 +22,7 @@
 //! - [`Program::entry`] is the entry of a synthetic start function that initialises the
 //!   globals (zero or their initialiser) and then calls `main`.
 
+pub mod leak;
 pub mod rewrite;
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -366,6 +367,15 @@ pub enum Op {
     /// [`LocKind::InvalidFree`] target, [`Program::add_invalid_deref_checks`],
     /// [`Program::add_invalid_free_checks`]).
     AssumeInvalid { ptr: VarId, access: Access },
+    /// Continue only if heap objects allocated as `of` (`malloc` of that struct type;
+    /// `None`: of any other pointee type) leak in the sense of `check` (see
+    /// [`LeakCheck`]): the edge to a [`LocKind::MemLeak`] target that
+    /// [`Program::add_leak_checks`] puts where runs end (and, for valid-memtrack, at
+    /// loop heads). No effect on the state; only under a memory property.
+    AssumeLeak {
+        check: LeakCheck,
+        of: Option<StructId>,
+    },
     /// Call `callee` with `args` (pure), assigning its return value to `ret` if given.
     /// The edge goes from the call site to the return site in the caller.
     Call {
@@ -389,6 +399,17 @@ pub enum Access {
     Cell,
     /// `free(p)`: the start of a live object allocated on the heap.
     Free,
+}
+
+/// What an [`Op::AssumeLeak`] check asks of the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LeakCheck {
+    /// Some heap object is still allocated (valid-memcleanup, where runs end).
+    Unfreed,
+    /// Some allocated heap object is reachable from no variable (valid-memtrack); the
+    /// variables are the run's roots (the locals of returned functions no longer hold
+    /// their values, so after `main` returns only globals are roots).
+    Unreachable,
 }
 
 /// Kinds of program locations.
@@ -422,6 +443,11 @@ pub enum LocKind {
     /// whose address the program takes; undefined behaviour like
     /// [`LocKind::NullDeref`].
     InvalidCall,
+    /// The target of a leak check ([`Program::add_leak_checks`], [`Op::AssumeLeak`]):
+    /// heap memory is lost (valid-memtrack) or not freed where the run ends
+    /// (valid-memcleanup). A target like [`LocKind::NullDeref`], but no undefined
+    /// behaviour: reaching it is the violation of the memory property.
+    MemLeak,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -535,6 +561,7 @@ impl Program {
                 | LocKind::InvalidDeref
                 | LocKind::InvalidFree
                 | LocKind::InvalidCall
+                | LocKind::MemLeak
         )
     }
 
@@ -840,6 +867,16 @@ impl Program {
                 Access::Cell => format!("assume_invalid(*{})", v(ptr)),
                 Access::Free => format!("assume_invalid_free({})", v(ptr)),
             },
+            Op::AssumeLeak { check, of } => {
+                let what = match check {
+                    LeakCheck::Unfreed => "assume_unfreed",
+                    LeakCheck::Unreachable => "assume_lost",
+                };
+                match of {
+                    Some(s) => format!("{what}(struct {})", self.structs[*s].name),
+                    None => format!("{what}(other)"),
+                }
+            }
             Op::Call { callee, args, ret } => {
                 let args: Vec<String> = args.iter().map(|a| self.expr_str(a)).collect();
                 let call = format!("{}({})", self.functions[*callee].name, args.join(", "));

@@ -473,7 +473,8 @@ impl<'a> Splitter<'a> {
             | Op::Free { .. }
             | Op::Skip
             | Op::Error
-            | Op::Halt => same(),
+            | Op::Halt
+            | Op::AssumeLeak { .. } => same(),
         }
     }
 

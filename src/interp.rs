@@ -61,6 +61,10 @@ pub enum MemErrorKind {
     /// A call through a function pointer that is NULL or not the address of a
     /// function of its type (a [`LocKind::InvalidCall`] target).
     InvalidCall,
+    /// Heap memory lost or left allocated at a leak check (a [`LocKind::MemLeak`]
+    /// target reached by a replay; the violation of a memory property, not undefined
+    /// behaviour).
+    Leak,
 }
 
 /// How a run ended.
@@ -93,7 +97,11 @@ impl Outcome {
     /// dereference, use after free, double or invalid free; division by zero), after
     /// which C allows anything, `reach_error()` included.
     pub fn is_undefined_behaviour(&self) -> bool {
-        matches!(self, Outcome::MemError { .. } | Outcome::DivByZero { .. })
+        match self {
+            Outcome::MemError { kind, .. } => *kind != MemErrorKind::Leak,
+            Outcome::DivByZero { .. } => true,
+            _ => false,
+        }
     }
 }
 
@@ -166,6 +174,8 @@ impl fmt::Display for Val {
 
 struct Object {
     kind: AllocKind,
+    /// The struct type it was allocated as (`None`: another pointee type).
+    of: Option<crate::cfa::StructId>,
     live: bool,
     /// Cells by byte offset; a missing cell of a known offset is uninitialised.
     cells: BTreeMap<u64, Val>,
@@ -477,6 +487,10 @@ impl<'a> Machine<'a> {
         }
         self.objects.push(Object {
             kind,
+            of: match pointee {
+                Ty::Struct(s) => Some(*s),
+                _ => None,
+            },
             live: true,
             cells,
             layout,
@@ -583,6 +597,8 @@ impl<'a> Machine<'a> {
                 }
             },
             Op::Assume { cond } => return Ok(self.eval(cond, src)?.truthy()),
+            // taken iff the heap leaks now (a free run never takes a leak check)
+            Op::AssumeLeak { check, of } => return Ok(self.leaks(*check, *of)),
             // taken iff an access through `ptr` would not reach a live object: a
             // dangling (freed) or garbage pointer (NULL is the other check's)
             Op::AssumeInvalid { ptr, access } => {
@@ -707,9 +723,11 @@ impl<'a> Machine<'a> {
                 }
                 _ => {}
             }
+            // a run of its own never takes a leak check (no location's only way on)
             let edges: Vec<(EdgeId, Node)> = self
                 .prog
                 .successors(self.node)
+                .filter(|(_, _, w)| !matches!(w.op, Op::AssumeLeak { .. }))
                 .map(|(e, t, _)| (e, t))
                 .collect();
             if edges.is_empty() {
@@ -785,6 +803,12 @@ impl<'a> Machine<'a> {
         } else if loc.kind == LocKind::InvalidCall {
             Outcome::MemError {
                 kind: MemErrorKind::InvalidCall,
+                src: loc.src,
+            }
+        } else if loc.kind == LocKind::MemLeak {
+            // the path's last step, the leak check, held
+            Outcome::MemError {
+                kind: MemErrorKind::Leak,
                 src: loc.src,
             }
         } else {

@@ -314,7 +314,7 @@ fn promotable(prog: &Program, bounds: &ExecBounds, s: StructId) -> Option<u64> {
                 }
             }
             Op::Free { ptr } => freed |= is_s(ptr),
-            Op::Skip | Op::Nondet { .. } | Op::Error | Op::Halt => {}
+            Op::Skip | Op::Nondet { .. } | Op::Error | Op::Halt | Op::AssumeLeak { .. } => {}
         }
         if !exprs.iter().all(|x| well_used(prog, s, x)) {
             return None;

@@ -192,6 +192,7 @@ fn replay_memory(file: &Path, cex_file: &Path, cex: &Counterexample, o: &SimOpti
         }
     };
     prog.add_undefined_behaviour_checks();
+    prog.add_leak_checks(o.property);
     let run = match replay_checked(&prog, cex_file, cex, o) {
         Ok(r) => r,
         Err(code) => return code,

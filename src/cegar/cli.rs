@@ -251,8 +251,10 @@ fn load_with_clang_args(
         e.exit_code()
     })?;
     let (null, invalid, free, divs) = prog.add_undefined_behaviour_checks();
+    // after the undefined-behaviour checks: their edges keep their numbers
+    let leaks = prog.add_leak_checks(property);
     tracing::debug!(
-        "{null} NULL-dereference, {invalid} invalid-dereference, {free} invalid-free and {divs} division-by-zero checks added"
+        "{null} NULL-dereference, {invalid} invalid-dereference, {free} invalid-free, {divs} division-by-zero and {leaks} leak checks added"
     );
     Ok(prog)
 }

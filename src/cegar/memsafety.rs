@@ -13,12 +13,16 @@
 //!   (valid-memcleanup) heap memory ([`crate::interp::HeapAtEnd`]), is confirmed like
 //!   any counterexample: Z3 finds its path feasible and the replay of Z3's model ends
 //!   in the same violation.
-//! - What SAFE needs beyond a complete ART ([`memory_proof_obligation`]): the abstract
-//!   domains do not track leaks yet, so a proof of valid-memtrack or valid-memcleanup
-//!   exists only for a program that allocates no heap memory at all.
+//! - Leaks in the ART: the program carries leak checks ([`Program::add_leak_checks`]:
+//!   where runs end, and for valid-memtrack at loop heads); a replayed path to one is
+//!   a valid-memtrack / valid-memcleanup violation, a feasible one that does not
+//!   replay makes the abstraction track every allocated type on explicit heaps
+//!   ([`super::Abstraction::refine_leak`]), which decide the checks
+//!   ([`crate::explicit::ExplicitState::leak`]). [`memory_proof_obligation`] only
+//!   asks that a program that allocates carries the checks.
 
 use super::{counterexample, replay_model, CegarOptions};
-use crate::cfa::{AllocKind, LocKind, Op, Program, Step};
+use crate::cfa::{LocKind, Program, Step};
 use crate::interp::{
     replay_to_end, run_random_to_end, violated_subproperty, Limits, MemErrorKind, Outcome,
 };
@@ -46,6 +50,12 @@ pub fn target_meaning(property: Property, kind: LocKind) -> TargetMeaning {
         (Property::ValidMemsafety, LocKind::InvalidFree) => {
             TargetMeaning::Violation(Some(Subproperty::ValidFree))
         }
+        (Property::ValidMemsafety, LocKind::MemLeak) => {
+            TargetMeaning::Violation(Some(Subproperty::ValidMemtrack))
+        }
+        (Property::ValidMemcleanup, LocKind::MemLeak) => {
+            TargetMeaning::Violation(Some(Subproperty::ValidMemcleanup))
+        }
         _ => TargetMeaning::NoProof,
     }
 }
@@ -55,37 +65,26 @@ fn target_kinds(kind: MemErrorKind) -> &'static [LocKind] {
     match kind {
         MemErrorKind::NullDeref => &[LocKind::NullDeref],
         MemErrorKind::DoubleFree | MemErrorKind::InvalidFree => &[LocKind::InvalidFree],
+        MemErrorKind::Leak => &[LocKind::MemLeak],
         _ => &[LocKind::InvalidDeref],
     }
 }
 
-/// `Err(reason)` when a complete ART under `property` is no proof of it: the domains
-/// prove every target unreachable (dereferences, frees, `reach_error()`), but not that
-/// no memory is lost or left allocated; so SAFE needs a program without heap
-/// allocation. `check-certificate` asks the same.
+/// `Err(reason)` when a complete ART under `property` is no proof of it: a program
+/// that allocates heap memory must carry the leak checks of the property
+/// ([`Program::add_leak_checks`], which `verify` and `check-certificate` add), whose
+/// targets the complete ART then proves unreachable like every other target.
 pub fn memory_proof_obligation(prog: &Program, property: Property) -> Result<(), String> {
-    if !property.is_memory() {
+    if !property.is_memory() || !prog.allocates() || prog.has_leak_checks() {
         return Ok(());
     }
-    let allocates = prog.graph.edge_weights().any(|e| {
-        matches!(
-            e.op,
-            Op::Alloc {
-                kind: AllocKind::Heap { .. },
-                ..
-            }
-        )
-    });
-    if allocates {
-        let what = match property {
-            Property::ValidMemcleanup => "valid-memcleanup",
-            _ => "valid-memtrack",
-        };
-        return Err(format!(
-            "every dereference and free is proved valid, but {what} is not proved (the abstract domains do not track leaks yet; only random runs look for one)"
-        ));
-    }
-    Ok(())
+    let what = match property {
+        Property::ValidMemcleanup => "valid-memcleanup",
+        _ => "valid-memtrack",
+    };
+    Err(format!(
+        "every dereference and free is proved valid, but {what} is not proved (the program has no leak checks)"
+    ))
 }
 
 /// Random runs of [`hunt_memory_violation`].
@@ -302,14 +301,36 @@ mod tests {
     }
 
     #[test]
-    fn only_allocation_free_programs_are_proved_leak_free() {
+    fn programs_that_allocate_need_their_leak_checks() {
         let alloc = parse_c(&format!(
             "{NODE}int main(void) {{ struct n *p = malloc(sizeof(struct n)); free(p); return 0; }}"
         ));
         assert!(memory_proof_obligation(&alloc, Property::UnreachCall).is_ok());
         assert!(memory_proof_obligation(&alloc, Property::ValidMemsafety).is_err());
         assert!(memory_proof_obligation(&alloc, Property::ValidMemcleanup).is_err());
+        for p in [Property::ValidMemsafety, Property::ValidMemcleanup] {
+            let mut checked = alloc.clone();
+            assert!(checked.add_leak_checks(p) > 0);
+            assert!(memory_proof_obligation(&checked, p).is_ok());
+        }
         let none = parse_c("int main(void) { int x = 1; return x - 1; }");
         assert!(memory_proof_obligation(&none, Property::ValidMemsafety).is_ok());
+    }
+
+    #[test]
+    fn a_leak_target_is_the_violation_of_the_memory_property() {
+        use TargetMeaning::*;
+        assert_eq!(
+            target_meaning(Property::ValidMemsafety, LocKind::MemLeak),
+            Violation(Some(Subproperty::ValidMemtrack))
+        );
+        assert_eq!(
+            target_meaning(Property::ValidMemcleanup, LocKind::MemLeak),
+            Violation(Some(Subproperty::ValidMemcleanup))
+        );
+        assert_eq!(
+            target_meaning(Property::UnreachCall, LocKind::MemLeak),
+            NoProof
+        );
     }
 }

@@ -180,6 +180,13 @@ pub trait Abstraction {
     ) -> Result<(), String> {
         Err("threshold handling is not implemented for this abstraction".into())
     }
+    /// Called when a path to a leak check ([`LocKind::MemLeak`]) is feasible but its
+    /// replay does not leak: the domains could not decide the check. Returns whether
+    /// the precision changed (the ART is then rebuilt from the root). Default: no
+    /// change (the search gives up).
+    fn refine_leak(&mut self, _prog: &Program) -> bool {
+        false
+    }
     /// Called once per build with the deadline (so domains can bound their own solver
     /// calls). Default: nothing.
     fn set_deadline(&self, _deadline: Option<Instant>) {}
@@ -677,6 +684,7 @@ where
                 "calls through invalid function pointers",
             ),
             count(LocKind::Error, "reach_error() call", "reach_error() calls"),
+            count(LocKind::MemLeak, "leak", "leaks"),
         ]
         .into_iter()
         .flatten()
@@ -822,6 +830,9 @@ where
         let kind = prog.graph[at].kind;
         let reached = replays_target(kind, &run.outcome)
             || (kind == LocKind::Error && run.outcome.is_error());
+        if !reached && kind == LocKind::MemLeak {
+            return self.spurious_leak(&path);
+        }
         if !reached {
             return Next::GiveUp(format!(
                 "a path of {} steps to a target is feasible in the path formula but its replay did not reach it ({})",
@@ -853,6 +864,39 @@ where
                 Next::Continue
             }
         }
+    }
+
+    /// A feasible path to a leak check whose replay does not leak: the abstraction
+    /// tracks more ([`Abstraction::refine_leak`]) and the ART restarts from the root,
+    /// or the search gives up.
+    fn spurious_leak(&mut self, path: &[Step]) -> Next<St<A>, Pr<A>> {
+        let prog = self.prog;
+        if !self.abs.refine_leak(prog) {
+            let at = path.last().map(|s| prog.step_edge(*s).src);
+            return Next::GiveUp(format!(
+                "no proof of {}: a possible leak at {} (a feasible path of {} steps whose replay does not leak) that the abstraction cannot rule out",
+                self.opts.property,
+                at.map_or_else(|| "?".to_string(), |s| s.to_string()),
+                path.len()
+            ));
+        }
+        self.stats.refinements_pred += 1;
+        let line = format!(
+            "refinement {}: a possible leak (path of {} steps) that does not replay: every heap-allocated type tracked on explicit heaps",
+            self.stats.refinements(),
+            path.len()
+        );
+        tracing::info!("{line}");
+        self.log.push(line);
+        let abs = &*self.abs;
+        self.art = Art::new(prog, abs.cpa().initial(prog, abs.precision()));
+        if self.stats.refinements() >= self.opts.max_refinements {
+            return Next::GiveUp(format!(
+                "refinement limit ({}) reached",
+                self.opts.max_refinements
+            ));
+        }
+        Next::Continue
     }
 
     /// An infeasible error path to node `n`: the abstraction refines from the
@@ -985,6 +1029,7 @@ fn replays_target(kind: LocKind, outcome: &crate::interp::Outcome) -> bool {
                     ..
                 },
             )
+            | (LocKind::MemLeak, O::MemError { kind: M::Leak, .. },)
     )
 }
 
@@ -1057,6 +1102,13 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
             "call through `{f}`, which is NULL or not the address of a function of its type"
         ),
         (LocKind::InvalidCall, None) => "call through an invalid function pointer".into(),
+        (LocKind::MemLeak, _) => match e.op {
+            crate::cfa::Op::AssumeLeak {
+                check: crate::cfa::LeakCheck::Unfreed,
+                ..
+            } => "heap memory still allocated where the run ends".into(),
+            _ => "heap memory unreachable while allocated".into(),
+        },
         (_, Some(p)) => format!("NULL dereference of `{p}`"),
         (_, None) => "NULL dereference of a pointer".into(),
     };

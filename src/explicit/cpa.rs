@@ -60,8 +60,14 @@ impl Cpa for ExplicitCpa {
     fn name(&self) -> &'static str {
         "explicit"
     }
+    /// With leak tracking ([`ExplicitState::leak`]) when the program has leak checks:
+    /// no heap object exists when a run starts.
     fn initial(&self, prog: &Program, _prec: &ExplicitPrec) -> ExplicitState {
-        ExplicitState::initial(prog)
+        let mut s = ExplicitState::initial(prog);
+        if prog.has_leak_checks() {
+            s.leak = Some(0);
+        }
+        s
     }
     fn post(
         &self,

@@ -30,6 +30,8 @@ pub mod cpa;
 pub mod depth;
 pub mod infer;
 pub mod invariants;
+#[cfg(test)]
+mod leak_tests;
 pub mod post;
 pub mod render;
 pub mod sample;
@@ -172,6 +174,15 @@ pub struct ExplicitState {
     pub vars: Vars,
     /// `h`: the valid objects.
     pub heap: BTreeMap<Addr, Cell>,
+    /// Leak tracking (only in the states of [`ExplicitCpa`] for a program with leak
+    /// checks, [`crate::cfa::Program::add_leak_checks`]; `None` everywhere else): a
+    /// mask of the kinds of heap objects ([`leak_bit`]) that may have escaped; for a
+    /// kind whose bit is clear, every live heap object of that kind in the represented
+    /// concrete states is a [`CellKind::Heap`] cell of `heap` and none became
+    /// unreachable. A bit is set when a heap cell of the kind is dropped by
+    /// [`ExplicitState::canonicalize`] or one is allocated into an untracked variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak: Option<u64>,
 }
 
 impl ExplicitState {
@@ -180,6 +191,37 @@ impl ExplicitState {
         ExplicitState {
             vars: Vars::new(vec![Value::Top; prog.vars.len()]),
             heap: BTreeMap::new(),
+            leak: None,
+        }
+    }
+
+    /// Records that a live heap object allocated as `of` may no longer be represented
+    /// (see [`ExplicitState::leak`]).
+    pub fn lose_heap(&mut self, of: Option<StructId>) {
+        if let Some(l) = &mut self.leak {
+            *l |= leak_bit(of);
+        }
+    }
+
+    /// Whether this state proves that no concrete state it represents fails the leak
+    /// check `check`: every live heap object is a cell here (`leak == Some(false)`),
+    /// and there is none ([`LeakCheck::Unfreed`]) or none is unreachable (canonical
+    /// states hold only reachable cells, and known pointer values are exact).
+    pub fn proves_no_leak(&self, check: crate::cfa::LeakCheck, of: Option<StructId>) -> bool {
+        if self.leak.is_none_or(|m| m & leak_bit(of) != 0) {
+            return false;
+        }
+        let of_kind = |c: &Cell| c.kind == CellKind::Heap && leak_bit(c.strukt()) == leak_bit(of);
+        match check {
+            crate::cfa::LeakCheck::Unfreed => !self.heap.values().any(of_kind),
+            crate::cfa::LeakCheck::Unreachable => {
+                let roots: Vec<VarId> = (0..self.vars.len()).collect();
+                let reached: std::collections::BTreeSet<Addr> =
+                    self.reachable_from(&roots).into_iter().collect();
+                self.heap
+                    .iter()
+                    .all(|(a, c)| !of_kind(c) || reached.contains(a))
+            }
         }
     }
 
@@ -297,7 +339,11 @@ impl ExplicitState {
         }
         let rename = |v: Value| v.map_addr(|a| map[&a]);
         let mut heap = BTreeMap::new();
+        let mut lost = Vec::new();
         for (a, c) in std::mem::take(&mut self.heap) {
+            if c.kind == CellKind::Heap && !map.contains_key(&a) {
+                lost.push(c.strukt());
+            }
             if let Some(&n) = map.get(&a) {
                 let fields = c.fields.iter().map(|&v| rename(v)).collect();
                 heap.insert(
@@ -312,6 +358,9 @@ impl ExplicitState {
         }
         self.vars.update(|_, v| rename(v));
         self.heap = heap;
+        for of in lost {
+            self.lose_heap(of);
+        }
     }
 
     /// A canonical copy (see [`ExplicitState::canonicalize`]).
@@ -344,7 +393,7 @@ impl ExplicitState {
     /// cells have the same type and kind, and valid/dangling addresses correspond.
     /// Sound; exact for states whose constrained part is fully known.
     pub fn leq(&self, other: &ExplicitState) -> bool {
-        if self.vars.len() != other.vars.len() {
+        if self.vars.len() != other.vars.len() || !leak_leq(self.leak, other.leak) {
             return false;
         }
         // equal states (the common case when explicit tracking is off or settled) need
@@ -421,13 +470,37 @@ impl ExplicitState {
                 _ => return false,
             }
         }
-        true
+        // `other` claims every live heap object of a kind whose bit is clear is one of
+        // its cells: so must every such heap cell of `self` be one it was matched with
+        let Some(m) = other.leak else { return true };
+        self.heap.iter().all(|(a, c)| {
+            c.kind != CellKind::Heap || m & leak_bit(c.strukt()) != 0 || bwd.contains_key(a)
+        })
     }
 
     /// Renders the state like the paper's Fig. 1(b): variables with known values,
     /// then one line per cell `addr: {field: value, ...}`.
     pub fn display<'a>(&'a self, prog: &'a Program) -> StateDisplay<'a> {
         StateDisplay { s: self, prog }
+    }
+}
+
+/// The bit of the kind of heap object allocated as `of` in [`ExplicitState::leak`]:
+/// struct types 0..63 have their own, all other kinds share bit 63.
+pub fn leak_bit(of: Option<StructId>) -> u64 {
+    match of {
+        Some(s) if s < 63 => 1 << s,
+        _ => 1 << 63,
+    }
+}
+
+/// The order of the leak masks ([`ExplicitState::leak`]): subsets, all below `None`
+/// (not tracked).
+fn leak_leq(a: Option<u64>, b: Option<u64>) -> bool {
+    match (a, b) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some(a), Some(b)) => a & !b == 0,
     }
 }
 

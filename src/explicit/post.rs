@@ -263,6 +263,12 @@ impl<'p> Domain<'p> {
                     return Ok(vec![]);
                 }
             }
+            // taken unless the state proves that no heap memory leaks
+            Op::AssumeLeak { check, of } => {
+                if s.proves_no_leak(*check, *of) {
+                    return Ok(vec![]);
+                }
+            }
             Op::Load { dst, ptr, field } => {
                 let v = match self.locate(s, *ptr, Some(*field))? {
                     None => Value::Top,
@@ -451,6 +457,13 @@ impl<'p> Domain<'p> {
             CellTy::Opaque => 0,
         };
         if !tracked(dst) || dst >= t.vars.len() {
+            if matches!(kind, AllocKind::Heap { .. }) {
+                // an object no cell represents
+                t.lose_heap(match pointee {
+                    Ty::Struct(s) => Some(*s),
+                    _ => None,
+                });
+            }
             set_top(&mut t, dst);
             t.canonicalize();
             return vec![t];

@@ -404,7 +404,12 @@ fn op_uses(op: &Op, out: &mut Vec<VarId>) {
         Op::Free { ptr } | Op::AssumeInvalid { ptr, .. } => out.push(*ptr),
         Op::Assume { cond } => cond.vars(out),
         Op::Call { args, .. } => args.iter().for_each(|a| a.vars(out)),
-        Op::Skip | Op::Nondet { .. } | Op::Alloc { .. } | Op::Error | Op::Halt => {}
+        Op::Skip
+        | Op::Nondet { .. }
+        | Op::Alloc { .. }
+        | Op::Error
+        | Op::Halt
+        | Op::AssumeLeak { .. } => {}
     }
 }
 

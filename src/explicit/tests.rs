@@ -1060,6 +1060,7 @@ fn rename(h: &ExplicitState) -> ExplicitState {
                 (a * 7 + 100, c)
             })
             .collect(),
+        leak: h.leak,
     }
 }
 

@@ -83,6 +83,7 @@ pub fn heap(
     ExplicitState {
         vars: v.into(),
         heap: h,
+        leak: None,
     }
 }
 

@@ -307,7 +307,8 @@ pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
                 | LocKind::DivByZero
                 | LocKind::InvalidDeref
                 | LocKind::InvalidFree
-                | LocKind::InvalidCall => "doublecircle, color=orange",
+                | LocKind::InvalidCall
+                | LocKind::MemLeak => "doublecircle, color=orange",
                 LocKind::Sink => "box",
                 LocKind::FuncEntry => "circle, style=bold",
                 LocKind::FuncExit => "doublecircle",

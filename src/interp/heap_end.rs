@@ -10,7 +10,7 @@
 //! the supported C), so a lost object at the end of a run was lost while allocated.
 
 use super::{Limits, Machine, MemErrorKind, Outcome, Ptr, Run, Source, Stop, Val};
-use crate::cfa::{AllocKind, Inputs, LocKind, Program, Step};
+use crate::cfa::{AllocKind, Inputs, LeakCheck, LocKind, Op, Program, Step, StructId};
 use crate::spec::{Property, Subproperty};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -32,6 +32,13 @@ pub struct HeapAtEnd {
 /// unreach-call and valid-memcleanup, whose violations are not memory errors; none for
 /// a call through an invalid function pointer).
 pub fn violated_subproperty(property: Property, kind: MemErrorKind) -> Option<Subproperty> {
+    if kind == MemErrorKind::Leak {
+        return match property {
+            Property::ValidMemsafety => Some(Subproperty::ValidMemtrack),
+            Property::ValidMemcleanup => Some(Subproperty::ValidMemcleanup),
+            Property::UnreachCall => None,
+        };
+    }
     if property != Property::ValidMemsafety {
         return None;
     }
@@ -41,7 +48,7 @@ pub fn violated_subproperty(property: Property, kind: MemErrorKind) -> Option<Su
         | MemErrorKind::InvalidDeref
         | MemErrorKind::OutOfBounds => Some(Subproperty::ValidDeref),
         MemErrorKind::DoubleFree | MemErrorKind::InvalidFree => Some(Subproperty::ValidFree),
-        MemErrorKind::InvalidCall => None,
+        MemErrorKind::InvalidCall | MemErrorKind::Leak => None,
     }
 }
 
@@ -79,11 +86,36 @@ impl Machine<'_> {
     /// the run did not end normally (a location with successors, inside a call).
     fn heap_at_end(&self) -> Option<HeapAtEnd> {
         let kind = self.prog.graph[self.node].kind;
-        let ended = self.prog.successors(self.node).next().is_none();
+        let ended = !self
+            .prog
+            .successors(self.node)
+            .any(|(_, _, w)| !matches!(w.op, Op::AssumeLeak { .. }));
         let main_returned = ended && self.stack.is_empty() && kind != LocKind::Sink;
         if !(main_returned || kind == LocKind::Sink) {
             return None;
         }
+        let (allocated, lost) = self.heap_counts(None);
+        Some(HeapAtEnd {
+            main_returned,
+            allocated,
+            lost,
+        })
+    }
+
+    /// Whether the heap fails the leak check `check` for the objects allocated as `of`
+    /// (a struct type, `None`: any other pointee type) now: some live heap object
+    /// ([`LeakCheck::Unfreed`]), or one no variable reaches ([`LeakCheck::Unreachable`]).
+    pub(super) fn leaks(&self, check: LeakCheck, of: Option<StructId>) -> bool {
+        let (allocated, lost) = self.heap_counts(Some(of));
+        match check {
+            LeakCheck::Unfreed => allocated > 0,
+            LeakCheck::Unreachable => lost > 0,
+        }
+    }
+
+    /// The live heap objects (all, or those allocated as `only`) and how many of them
+    /// no variable reaches.
+    fn heap_counts(&self, only: Option<Option<StructId>>) -> (usize, usize) {
         let mut reached = vec![false; self.objects.len()];
         let mut todo: Vec<u32> = self.vars.iter().filter_map(|v| object_of(*v)).collect();
         while let Some(o) = todo.pop() {
@@ -96,8 +128,9 @@ impl Machine<'_> {
             reached[o as usize] = true;
             todo.extend(obj.cells.values().filter_map(|v| object_of(*v)));
         }
-        let heap =
-            |(_, o): &(usize, &super::Object)| o.live && matches!(o.kind, AllocKind::Heap { .. });
+        let heap = |(_, o): &(usize, &super::Object)| {
+            o.live && matches!(o.kind, AllocKind::Heap { .. }) && only.is_none_or(|k| o.of == k)
+        };
         let live: Vec<usize> = self
             .objects
             .iter()
@@ -105,11 +138,7 @@ impl Machine<'_> {
             .filter(heap)
             .map(|(i, _)| i)
             .collect();
-        Some(HeapAtEnd {
-            main_returned,
-            allocated: live.len(),
-            lost: live.iter().filter(|&&i| !reached[i]).count(),
-        })
+        (live.len(), live.iter().filter(|&&i| !reached[i]).count())
     }
 }
 

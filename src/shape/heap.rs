@@ -150,6 +150,8 @@ pub fn heap_to_shape(
         wild_vars,
         wild_fields,
         uninit: BTreeSet::new(),
+        // the explicit heap's cells only: no claim about the others
+        complete: false,
     }
 }
 

@@ -16,7 +16,7 @@ fn use_def(op: &Op) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
     let mut u = BTreeSet::new();
     let mut d = BTreeSet::new();
     match op {
-        Op::Skip | Op::Error | Op::Halt => {}
+        Op::Skip | Op::Error | Op::Halt | Op::AssumeLeak { .. } => {}
         Op::Assign { dst, src } => {
             expr_vars(src, &mut u);
             d.insert(*dst);

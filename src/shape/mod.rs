@@ -89,7 +89,7 @@ pub fn assertion_field(a: &str) -> Option<String> {
     ops::parse_assertion_pub(a).map(|(f, _)| f)
 }
 
-use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cfa::{LeakCheck, Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::scg::{Lattice, Scg, TrackingDef};
 use crate::tvla::{PredSym, ShapeClass, ShapeRegion, Structure};
@@ -243,6 +243,13 @@ pub struct ShapeComp {
     pub wild_fields: BTreeSet<String>,
     /// `(x, f)`: the field `f` of `x`'s cell may be uninitialised.
     pub uninit: BTreeSet<(String, String)>,
+    /// Leak tracking (set only at the start of a program with leak checks,
+    /// [`crate::cfa::Program::add_leak_checks`]; false everywhere else): every live
+    /// heap object allocated as this struct type is a node of every structure (nodes
+    /// leave only by `free` of an exactly tracked pointer). Cleared by an allocation of
+    /// the type into an untracked variable, a `free` through a wild pointer and ⊤.
+    #[serde(default)]
+    pub complete: bool,
 }
 
 impl ShapeComp {
@@ -253,6 +260,7 @@ impl ShapeComp {
             wild_vars: BTreeSet::new(),
             wild_fields: BTreeSet::new(),
             uninit: BTreeSet::new(),
+            complete: false,
         }
     }
     /// ⊤: every cell outside, every tracked variable and field wild.
@@ -261,6 +269,31 @@ impl ShapeComp {
         c.wild_vars = tracked_vars(class).into_iter().collect();
         c.wild_fields = tracked_fields(class).into_iter().collect();
         c
+    }
+    /// Whether this component proves that no concrete state it represents fails the
+    /// leak check `check` for the heap objects allocated as its struct type: it is
+    /// [`ShapeComp::complete`], and no structure has a node ([`LeakCheck::Unfreed`]) or
+    /// every node of every structure is definitely reachable
+    /// ([`LeakCheck::Unreachable`]): pointed to by a tracked variable that is not wild,
+    /// definitely in the reach `r[x, ..]` of one, or the target of a definite field
+    /// edge from a reachable node.
+    pub fn proves_no_leak(&self, check: LeakCheck) -> bool {
+        if !self.complete {
+            return false;
+        }
+        match check {
+            LeakCheck::Unfreed => self.region.structures().all(|s| s.is_empty()),
+            LeakCheck::Unreachable => {
+                let roots: Vec<String> = tracked_vars(self.class())
+                    .into_iter()
+                    .filter(|x| !self.wild_vars.contains(x))
+                    .collect();
+                let fields = tracked_fields(self.class());
+                self.region
+                    .structures()
+                    .all(|s| all_reachable(s, &roots, &fields))
+            }
+        }
     }
     /// The class of the component.
     pub fn class(&self) -> &ShapeClass {
@@ -281,6 +314,7 @@ impl ShapeComp {
             && self.wild_vars.is_subset(&other.wild_vars)
             && self.wild_fields.is_subset(&other.wild_fields)
             && self.uninit.is_subset(&other.uninit)
+            && (self.complete || !other.complete)
     }
     /// Join (union of structures and flags); both must have the same class.
     pub fn join(&self, other: &ShapeComp) -> ShapeComp {
@@ -293,8 +327,36 @@ impl ShapeComp {
                 .cloned()
                 .collect(),
             uninit: self.uninit.union(&other.uninit).cloned().collect(),
+            complete: self.complete && other.complete,
         }
     }
+}
+
+/// Whether every node of `s` is definitely reachable from the variables `roots` (see
+/// [`ShapeComp::proves_no_leak`]).
+fn all_reachable(s: &Structure, roots: &[String], fields: &[String]) -> bool {
+    use crate::tvla::Kleene;
+    let n = s.len();
+    let mut reached = vec![false; n];
+    for (u, r) in reached.iter_mut().enumerate() {
+        *r = roots.iter().any(|x| {
+            s.value(&PredSym::with("pt", &[x.as_str()]), &[u]) == Kleene::True
+                || fields.iter().any(|f| {
+                    s.value(&PredSym::with("r", &[x.as_str(), f.as_str()]), &[u]) == Kleene::True
+                })
+        });
+    }
+    let edges: Vec<PredSym> = fields.iter().map(|f| PredSym::plain(f.clone())).collect();
+    let mut todo: Vec<usize> = (0..n).filter(|&u| reached[u]).collect();
+    while let Some(u) = todo.pop() {
+        for (v, r) in reached.iter_mut().enumerate() {
+            if !*r && edges.iter().any(|e| s.value(e, &[u, v]) == Kleene::True) {
+                *r = true;
+                todo.push(v);
+            }
+        }
+    }
+    reached.into_iter().all(|r| r)
 }
 
 /// Pointer variable names `x` with a `pt[x]` predicate in `class`.
@@ -653,8 +715,16 @@ impl Cpa for ShapeCpa {
     fn name(&self) -> &'static str {
         "shape"
     }
+    /// With leak tracking ([`ShapeComp::complete`]) when the program has leak checks:
+    /// no heap object exists when a run starts.
     fn initial(&self, prog: &Program, prec: &ShapePrec) -> ShapeState {
-        ShapeState::initial(prec, prog.entry)
+        let mut s = ShapeState::initial(prec, prog.entry);
+        if prog.has_leak_checks() {
+            for c in s.comps.values_mut() {
+                c.complete = true;
+            }
+        }
+        s
     }
     fn post(
         &self,

@@ -514,6 +514,22 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
 /// Applies one intraprocedural operation.
 fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Known) {
     match op {
+        // taken unless the type's component proves that no object of it leaks
+        Op::AssumeLeak { check, of } => {
+            if let Some(c) = of.and_then(|k| s.comps.get_mut(&k)) {
+                if c.proves_no_leak(*check) {
+                    c.region = crate::tvla::ShapeRegion::empty(c.region.class.clone());
+                } else if tracing::enabled!(tracing::Level::TRACE) {
+                    for st in c.region.structures() {
+                        tracing::trace!(
+                            "no proof of {check:?} (complete: {}, wild: {:?}): {st}",
+                            c.complete,
+                            c.wild_vars
+                        );
+                    }
+                }
+            }
+        }
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
                 forget_var(s, *dst);
@@ -765,6 +781,10 @@ fn alloc(prog: &Program, s: &mut ShapeState, dst: VarId, pointee: &Ty, kind: All
     let zeroed = matches!(kind, AllocKind::Heap { zeroed: true });
     for (k, c) in s.comps.iter_mut() {
         if !is_tracked(c, &x) {
+            if *pointee == Ty::Struct(*k) && matches!(kind, AllocKind::Heap { .. }) {
+                // an object of the type without a node
+                c.complete = false;
+            }
             continue;
         }
         if obj != Some(*k) {
@@ -827,6 +847,10 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
                 *c = ShapeComp::top(&c.region.class.clone());
             }
             continue;
+        }
+        if c.wild_vars.contains(&x) {
+            // the freed object may be an outside cell while a node is removed
+            c.complete = false;
         }
         // pointers to the freed cell dangle (represented like NULL): wild
         let px = PredSym::with("pt", &[x.as_str()]);
@@ -1319,6 +1343,7 @@ pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
         wild_vars,
         wild_fields,
         uninit,
+        complete: c.complete,
     }
 }
 

@@ -382,3 +382,32 @@ fn a_field_value_splits_the_state_by_its_assertions() {
         .collect();
     assert_eq!(again, vec![Some(1)]);
 }
+
+#[test]
+fn leak_proofs_need_a_complete_component() {
+    use crate::cfa::LeakCheck::{Unfreed, Unreachable};
+    let (prog, h) = fig1b();
+    let class = dll_class(&prog, &["reach"], &[]);
+    let mut comp = heap_to_shape(&prog, &h, 0, &class);
+    assert!(!comp.complete, "built from an explicit heap: no claim");
+    assert!(!comp.proves_no_leak(Unreachable));
+    comp.complete = true;
+    assert!(
+        comp.proves_no_leak(Unreachable),
+        "r[x0, succ] holds everywhere"
+    );
+    assert!(!comp.proves_no_leak(Unfreed), "the list is allocated");
+    // x0 may hold an outside value: its reach proves nothing
+    let mut wild = comp.clone();
+    wild.wild_vars.insert("x0".into());
+    assert!(!wild.proves_no_leak(Unreachable));
+    // no node: nothing allocated
+    let mut empty = ShapeComp::initial(&class);
+    assert!(!empty.proves_no_leak(Unfreed));
+    empty.complete = true;
+    assert!(empty.proves_no_leak(Unfreed) && empty.proves_no_leak(Unreachable));
+    // ⊤ claims nothing; a complete component does not cover an incomplete one
+    assert!(!ShapeComp::top(&class).complete);
+    let incomplete = ShapeComp::initial(&class);
+    assert!(!incomplete.subsumed_by(&empty) && empty.subsumed_by(&incomplete));
+}

@@ -137,6 +137,9 @@ struct CompRepr {
     wild_vars: BTreeSet<String>,
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     wild_fields: BTreeSet<String>,
+    /// [`ShapeComp::complete`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    complete: bool,
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     uninit: BTreeSet<(String, String)>,
 }
@@ -443,6 +446,7 @@ pub fn encode(
                         structs,
                         wild_vars: c.wild_vars.clone(),
                         wild_fields: c.wild_fields.clone(),
+                        complete: c.complete,
                         uninit: c.uninit.clone(),
                     },
                 );
@@ -601,6 +605,7 @@ pub fn decode(
                     wild_vars: c.wild_vars.clone(),
                     wild_fields: c.wild_fields.clone(),
                     uninit: c.uninit.clone(),
+                    complete: c.complete,
                 },
             );
         }

@@ -721,6 +721,48 @@ impl Abstraction for HeapAbstraction {
         self.abstract_samples(prog, art, node)
     }
 
+    /// Every pointer group tracked on explicit heaps (struct types the shape domain
+    /// already tracks stay there): the explicit heap decides the leak checks once it
+    /// sees every allocated object ([`crate::explicit::ExplicitState::leak`]). When
+    /// nothing changes there, the shape-tracked types get every family of their
+    /// structure (the finest SCG of their binding: the shape domain tells reachable
+    /// nodes from lost ones with `r[x, f]`, [`crate::shape::ShapeComp::proves_no_leak`],
+    /// which needs the list's other facts to stay definite).
+    fn refine_leak(&mut self, prog: &Program) -> bool {
+        let groups: BTreeSet<PtrGroup> = (0..prog.vars.len())
+            .filter_map(|x| PtrGroup::of(prog, x))
+            .collect();
+        let mut changed = false;
+        for g in groups {
+            changed |= self.track_group(prog, g);
+        }
+        if changed {
+            return true;
+        }
+        let Some(lat) = &self.lattice else {
+            return false;
+        };
+        let finest: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } => {
+                    let st = lat.library().structure(scg.structure()?)?;
+                    let fams: Vec<String> =
+                        st.optional_families().map(|f| f.name.clone()).collect();
+                    let m = Scg::new(scg.structure()?, fams, scg.binding()?.clone());
+                    let finer = m != *scg && lat.validate(&m).is_ok();
+                    finer.then(|| (*s, m, d.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (s, m, d) in finest {
+            changed |= self.set_shape(prog, s, m, d);
+        }
+        changed
+    }
+
     /// See [`HeapAbstraction::refine_path`].
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_, HeapState>) -> Refinement {
         self.refine_path(prog, input)
