@@ -26,7 +26,7 @@ fn leak_checks_need_every_heap_object_of_the_kind_represented() {
     assert!(h.proves_no_leak(Unfreed, None), "no cell of another kind");
     // l1 forgets the list: its cells are dropped and the kind's bit is set
     let mut lost = h.clone();
-    lost.vars[0] = Value::NULL;
+    lost.vars.set(0, Value::NULL);
     lost.canonicalize();
     assert!(lost.heap.is_empty());
     assert_eq!(lost.leak, Some(leak_bit(Some(0))));
@@ -39,7 +39,7 @@ fn leak_checks_need_every_heap_object_of_the_kind_represented() {
     assert!(!lost.leq(&clean) && clean.leq(&lost));
     // a state claiming every object of the kind is a cell must match the cells
     let mut claims = clean.clone();
-    claims.vars[0] = Value::Top;
+    claims.vars.set(0, Value::Top);
     assert!(!h.leq(&claims), "h's cells are not among claims' (none)");
     claims.leak = Some(leak_bit(Some(0)));
     assert!(h.leq(&claims));
