@@ -13,6 +13,22 @@ use shapemc::cegar::CegarOptions;
 use shapemc::spec::Property;
 use std::path::Path;
 
+/// `verify FILE --malloc-never-fails --property PROPERTY --timeout 60 EXTRA...`.
+fn verify_mem(f: &Path, property: &str, extra: &[&str]) -> (i32, String) {
+    let f = f.to_str().unwrap();
+    let mut args = vec![
+        "verify",
+        f,
+        "--malloc-never-fails",
+        "--property",
+        property,
+        "--timeout",
+        "60",
+    ];
+    args.extend_from_slice(extra);
+    shapemc(&args)
+}
+
 /// The `mem_*` tasks of `benchmarks/` that carry `property`: (input, expected,
 /// expected subproperty).
 fn mem_tasks(property: Property) -> Vec<(std::path::PathBuf, bool, Option<String>)> {
@@ -85,17 +101,7 @@ fn verify_names_the_violated_subproperty() {
         let f = dir.join(task);
         let d = tempfile::tempdir().unwrap();
         let cex = d.path().join("c.json");
-        let (code, out) = shapemc(&[
-            "verify",
-            f.to_str().unwrap(),
-            "--malloc-never-fails",
-            "--property",
-            property,
-            "--timeout",
-            "60",
-            "--cex",
-            cex.to_str().unwrap(),
-        ]);
+        let (code, out) = verify_mem(&f, property, &["--cex", cex.to_str().unwrap()]);
         assert_eq!(out.lines().next(), Some(line), "{task}: {out}");
         assert_eq!(code, 10);
         // the counterexample replays to the violation (and is no unreach-call one)
@@ -122,15 +128,7 @@ fn verify_names_the_violated_subproperty() {
     // a property file is read by its text
     let prp = dir.join("../properties/valid-memcleanup.prp");
     let f = dir.join("mem_global_list_bug.c");
-    let (code, out) = shapemc(&[
-        "verify",
-        f.to_str().unwrap(),
-        "--malloc-never-fails",
-        "--property",
-        prp.to_str().unwrap(),
-        "--timeout",
-        "60",
-    ]);
+    let (code, out) = verify_mem(&f, prp.to_str().unwrap(), &[]);
     assert_eq!(
         out.lines().next(),
         Some("UNSAFE (valid-memcleanup)"),
@@ -138,15 +136,7 @@ fn verify_names_the_violated_subproperty() {
     );
     assert_eq!(code, 10);
     // ... and it is memory-safe (the global still reaches the list: no memtrack leak)
-    let (code, out) = shapemc(&[
-        "verify",
-        f.to_str().unwrap(),
-        "--malloc-never-fails",
-        "--property",
-        "valid-memsafety",
-        "--timeout",
-        "60",
-    ]);
+    let (code, out) = verify_mem(&f, "valid-memsafety", &[]);
     assert_eq!((code, out.lines().next()), (0, Some("SAFE")), "{out}");
     // an unknown property is a usage error
     let (code, _) = shapemc(&["verify", f.to_str().unwrap(), "--property", "no-overflow"]);
@@ -208,21 +198,11 @@ fn leak_free_twins_are_proved_with_checked_certificates() {
         ("mem_leak_overwrite", "valid-memsafety"),
         ("mem_tree_leak", "valid-memcleanup"),
     ] {
-        let f = dir.join(format!("{task}.c"));
-        let f = f.to_str().unwrap();
+        let file = dir.join(format!("{task}.c"));
+        let f = file.to_str().unwrap();
         let cert = d.path().join(format!("{task}-{property}.cert"));
         let c = cert.to_str().unwrap();
-        let (code, out) = shapemc(&[
-            "verify",
-            f,
-            "--malloc-never-fails",
-            "--property",
-            property,
-            "--certificate",
-            c,
-            "--timeout",
-            "60",
-        ]);
+        let (code, out) = verify_mem(&file, property, &["--certificate", c]);
         assert_eq!(
             (code, out.lines().next()),
             (0, Some("SAFE")),
@@ -231,15 +211,7 @@ fn leak_free_twins_are_proved_with_checked_certificates() {
         let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
         assert_eq!((code, out.trim()), (0, "VALID"), "{task} {property}");
         let bug = dir.join(format!("{task}_bug.c"));
-        let (code, out) = shapemc(&[
-            "verify",
-            bug.to_str().unwrap(),
-            "--malloc-never-fails",
-            "--property",
-            property,
-            "--timeout",
-            "60",
-        ]);
+        let (code, out) = verify_mem(&bug, property, &[]);
         assert_ne!(code, 0, "{task}_bug: {out}");
     }
 }
@@ -257,17 +229,7 @@ fn a_leak_in_a_loop_without_end_is_found_at_the_loop_head() {
         )
     };
     std::fs::write(&leak, body("p = 0;")).unwrap();
-    let run = |f: &Path, property: &str| {
-        shapemc(&[
-            "verify",
-            f.to_str().unwrap(),
-            "--malloc-never-fails",
-            "--property",
-            property,
-            "--timeout",
-            "60",
-        ])
-    };
+    let run = |f: &Path, property: &str| verify_mem(f, property, &[]);
     let (code, out) = run(&leak, "valid-memsafety");
     assert_eq!(
         (code, out.lines().next()),
