@@ -12,8 +12,8 @@
 //! samples ([`PairResult::holds_mostly`]: supported at least once, violated by fewer
 //! than half of the samples, so that a sample taken in the middle of an update or
 //! after a bug corrupted the structure does not hide it), in the
-//! order tree with parent > tree > list of lists > doubly-linked list > singly-linked
-//! list (cyclic when `cyclic_list(next)` holds and `acyclic_list(next)` does not);
+//! order tree with parent > tree > list of lists > doubly-linked list > headed
+//! doubly-linked list (the first node's `prev` is the last node) > singly-linked list (cyclic when `cyclic_list(next)` holds and `acyclic_list(next)` does not);
 //! among bindings of the same kind the one supported by most samples wins, then the
 //! one with the smallest field indices (deterministic).
 
@@ -37,6 +37,9 @@ pub enum DataStructure {
         prev: FieldRef,
         cyclic: bool,
     },
+    /// A NULL-terminated doubly-linked list whose first node's `prev` points to the
+    /// last node (utlist's `DL_*` lists, `headed_dll`).
+    HeadedDll { next: FieldRef, prev: FieldRef },
     /// Binary tree without (checked) parent pointers.
     Tree { left: FieldRef, right: FieldRef },
     /// Binary tree with parent pointers.
@@ -55,7 +58,7 @@ pub enum DataStructure {
 
 impl DataStructure {
     /// A short stable name: `unknown`, `sll`, `cyclic_sll`, `dll`, `cyclic_dll`,
-    /// `tree`, `tree_parent`, `list_of_lists`.
+    /// `headed_dll`, `tree`, `tree_parent`, `list_of_lists`.
     pub fn name(&self) -> &'static str {
         match self {
             DataStructure::Unknown => "unknown",
@@ -63,6 +66,7 @@ impl DataStructure {
             DataStructure::Sll { cyclic: true, .. } => "cyclic_sll",
             DataStructure::Dll { cyclic: false, .. } => "dll",
             DataStructure::Dll { cyclic: true, .. } => "cyclic_dll",
+            DataStructure::HeadedDll { .. } => "headed_dll",
             DataStructure::Tree { .. } => "tree",
             DataStructure::TreeParent { .. } => "tree_parent",
             DataStructure::ListOfLists { .. } => "list_of_lists",
@@ -77,6 +81,7 @@ impl DataStructure {
             DataStructure::Sll { cyclic: false, .. } => Invariant::AcyclicList,
             DataStructure::Sll { cyclic: true, .. } => Invariant::CyclicList,
             DataStructure::Dll { .. } => Invariant::DoublyLinked,
+            DataStructure::HeadedDll { .. } => Invariant::HeadedDll,
             DataStructure::Tree { .. } => Invariant::BinaryTree,
             DataStructure::TreeParent { .. } => Invariant::TreeParent,
             DataStructure::ListOfLists { .. } => Invariant::ListOfLists,
@@ -88,7 +93,9 @@ impl DataStructure {
         match *self {
             DataStructure::Unknown => vec![],
             DataStructure::Sll { next, .. } => vec![next],
-            DataStructure::Dll { next, prev, .. } => vec![next, prev],
+            DataStructure::Dll { next, prev, .. } | DataStructure::HeadedDll { next, prev } => {
+                vec![next, prev]
+            }
             DataStructure::Tree { left, right } => vec![left, right],
             DataStructure::TreeParent {
                 left,
@@ -225,6 +232,7 @@ pub fn candidate_bindings(prog: &Program, s: StructId) -> Vec<(Invariant, Bindin
         for &b in &own {
             if a != b {
                 push(Invariant::DoublyLinked, vec![a, b]);
+                push(Invariant::HeadedDll, vec![a, b]);
                 if a < b {
                     push(Invariant::BinaryTree, vec![a, b]);
                     for &p in &own {
@@ -372,6 +380,24 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
             next: f[0],
             prev: f[1],
             cyclic: cyclic(f[0]),
+        };
+    }
+    // utlist's DL: the first node's prev closes a cycle along prev, not along next
+    let mut headed: Vec<&PairResult> = pairs
+        .iter()
+        .filter(|p| p.invariant == Invariant::HeadedDll && p.holds_mostly())
+        .filter(|p| holds(Invariant::AcyclicList, &[p.binding.fields[0]]))
+        .collect();
+    headed.sort_by(|a, b| {
+        b.supported
+            .cmp(&a.supported)
+            .then(a.binding.cmp(&b.binding))
+    });
+    if let Some(p) = headed.first() {
+        let f = &p.binding.fields;
+        return DataStructure::HeadedDll {
+            next: f[0],
+            prev: f[1],
         };
     }
     let mut slls: Vec<&PairResult> = pairs

@@ -19,6 +19,7 @@
 //! | `acyclic_list` | next | following `next` links from any node never revisits a node |
 //! | `cyclic_list` | next | every node lies on a `next` cycle: no node has `next == NULL` or a non-link non-⊤ `next`, and no `next` path from `n` enters a cycle that misses `n` |
 //! | `doubly_linked` | next, prev | `n.next = m` ⇒ `m.prev ∈ {n, ⊤}`; `n.prev = m` ⇒ `m.next ∈ {n, ⊤}` |
+//! | `headed_dll` | next, prev | `next` is acyclic; `n.next = m` ⇒ `m.prev ∈ {n, ⊤}`; `n.prev = m` ⇒ `m.next ∈ {n, ⊤}`, or `n` has no incoming `next` link and `m` is the last node of `n`'s list (`m.next` NULL): the first node's `prev` points to the last (utlist's `DL_*` lists); supported only where some first node's `prev` does so |
 //! | `binary_tree` | left, right | the graph of `left`/`right` links is acyclic and no node has two incoming `left`/`right` links |
 //! | `tree_parent` | left, right, parent | `binary_tree(left, right)`; `n.left = m` or `n.right = m` ⇒ `m.parent ∈ {n, ⊤}`; `n.parent = m` ⇒ `m.left = n` or `m.right = n` (or one of them ⊤); `parent` is NULL, ⊤ or a link |
 //! | `list_of_lists` | next, down, sub_next | `next` is acyclic; each node's `down` link (maybe NULL) heads an acyclic `sub_next` list S(n); the S(n) are pairwise disjoint; when both types are the same, no S(n) node is entered by a `next` link except from its predecessor in S(n) (when `sub_next` is `next`), i.e. sub-lists are disjoint from the outer lists |
@@ -35,6 +36,7 @@ pub enum Invariant {
     AcyclicList,
     CyclicList,
     DoublyLinked,
+    HeadedDll,
     BinaryTree,
     TreeParent,
     ListOfLists,
@@ -42,10 +44,11 @@ pub enum Invariant {
 
 impl Invariant {
     /// All invariants.
-    pub const ALL: [Invariant; 6] = [
+    pub const ALL: [Invariant; 7] = [
         Invariant::AcyclicList,
         Invariant::CyclicList,
         Invariant::DoublyLinked,
+        Invariant::HeadedDll,
         Invariant::BinaryTree,
         Invariant::TreeParent,
         Invariant::ListOfLists,
@@ -57,6 +60,7 @@ impl Invariant {
             Invariant::AcyclicList => "acyclic_list",
             Invariant::CyclicList => "cyclic_list",
             Invariant::DoublyLinked => "doubly_linked",
+            Invariant::HeadedDll => "headed_dll",
             Invariant::BinaryTree => "binary_tree",
             Invariant::TreeParent => "tree_parent",
             Invariant::ListOfLists => "list_of_lists",
@@ -72,7 +76,7 @@ impl Invariant {
     pub fn roles(self) -> &'static [&'static str] {
         match self {
             Invariant::AcyclicList | Invariant::CyclicList => &["next"],
-            Invariant::DoublyLinked => &["next", "prev"],
+            Invariant::DoublyLinked | Invariant::HeadedDll => &["next", "prev"],
             Invariant::BinaryTree => &["left", "right"],
             Invariant::TreeParent => &["left", "right", "parent"],
             Invariant::ListOfLists => &["next", "down", "sub_next"],
@@ -235,6 +239,13 @@ pub fn check(
         Invariant::AcyclicList => !acyclic(&v, f[0]),
         Invariant::CyclicList => !cyclic(&v, f[0]),
         Invariant::DoublyLinked => !doubly_linked(&v, f[0], f[1]),
+        Invariant::HeadedDll => {
+            return match headed_dll(&v, f[0], f[1]) {
+                None => Verdict::Violated,
+                Some(true) if f.iter().all(|&r| v.has_link(r)) => Verdict::Holds,
+                Some(_) => Verdict::Vacuous,
+            };
+        }
         Invariant::BinaryTree => !binary_tree(&v, f[0], f[1]),
         Invariant::TreeParent => !(binary_tree(&v, f[0], f[1]) && parent_ok(&v, f[0], f[1], f[2])),
         Invariant::ListOfLists => {
@@ -308,6 +319,46 @@ fn doubly_linked(v: &View, next: FieldRef, prev: FieldRef) -> bool {
                 None => true,
             })
     })
+}
+
+/// `headed_dll(next, prev)` (module docs): None if violated, else whether some first
+/// node's `prev` link points to the last node of its list (the only support: a
+/// NULL-terminated doubly-linked list satisfies the rest too, and stays `dll`).
+fn headed_dll(v: &View, next: FieldRef, prev: FieldRef) -> Option<bool> {
+    if !acyclic(v, next) {
+        return None;
+    }
+    let entered: BTreeSet<Addr> = v.cells.iter().filter_map(|&a| v.node(a, next)).collect();
+    let mut headed = false;
+    for &n in &v.cells {
+        if let Some(m) = v.node(n, next) {
+            if !matches!(v.link(m, prev), Link::Top) && v.link(m, prev) != Link::Node(n) {
+                return None;
+            }
+        }
+        let Some(m) = v.node(n, prev) else { continue };
+        let back = v.link(m, next);
+        if back == Link::Top || back == Link::Node(n) {
+            continue;
+        }
+        if entered.contains(&n) || back != Link::Null {
+            return None;
+        }
+        // `m` must end `n`'s list; a ⊤ on the way is no witness of a violation
+        let mut cur = n;
+        loop {
+            if cur == m {
+                headed = true;
+                break;
+            }
+            match v.link(cur, next) {
+                Link::Node(b) => cur = b,
+                Link::Top => break,
+                Link::Null | Link::Other => return None,
+            }
+        }
+    }
+    Some(headed)
 }
 
 /// left/right links acyclic, no node with two incoming left/right links.

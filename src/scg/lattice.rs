@@ -517,7 +517,7 @@ mod tests {
             .is_err());
         assert_eq!(Scg::m0().to_string(), "m0");
         // m0, then 2^families per structure: sll, dll, cyclic-sll, tree, tree-parent,
-        // list-of-lists, cyclic-dll
-        assert_eq!(l.size(), 1 + 8 + 16 + 64 + 128 + 256 + 32 + 64);
+        // list-of-lists, cyclic-dll, headed-dll
+        assert_eq!(l.size(), 1 + 8 + 16 + 64 + 128 + 256 + 32 + 64 + 64);
     }
 }

@@ -31,6 +31,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("dll.scg", include_str!("../../scg-library/dll.scg")),
     (
+        "headed-dll.scg",
+        include_str!("../../scg-library/headed-dll.scg"),
+    ),
+    (
         "list-of-lists.scg",
         include_str!("../../scg-library/list-of-lists.scg"),
     ),

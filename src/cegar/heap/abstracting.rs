@@ -19,7 +19,7 @@ fn chosen_roles(prog: &Program, ds: &crate::explicit::DataStructure) -> BTreeMap
     let names: &[&str] = match ds {
         D::Unknown => &[],
         D::Sll { .. } => &["next"],
-        D::Dll { .. } => &["next", "prev"],
+        D::Dll { .. } | D::HeadedDll { .. } => &["next", "prev"],
         D::Tree { .. } => &["left", "right"],
         D::TreeParent { .. } => &["left", "right", "parent"],
         D::ListOfLists { .. } => &["next", "down", "sub_next"],
