@@ -89,9 +89,7 @@ pub fn instantiate(
         c.abs.insert(PredSym::with("pt", &[x]));
     }
     for a in d.assertions() {
-        if !super::covered_by_range(d, a) {
-            c.abs.insert(PredSym::with("fd", &[a]));
-        }
+        c.abs.insert(PredSym::with("fd", &[a]));
     }
     let mut seen_instr: BTreeSet<PredSym> = c.core.iter().map(|p| p.sym.clone()).collect();
     for fam in s

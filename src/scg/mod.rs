@@ -111,32 +111,6 @@ impl TrackingDef {
     }
 }
 
-/// Whether the assertion `f == k` lies inside a range `f >= lo`, `f <= hi` that Φ of
-/// `d` also holds (the refinement adds one for consecutive constants). Such an
-/// equality is not an abstraction predicate: a summary node whose cells hold
-/// different constants of the range keeps the range (the bounds are definite there)
-/// instead of being split per constant, which would make a list of 0/1 flags
-/// exponential in the abstraction.
-pub fn covered_by_range(d: &TrackingDef, a: &str) -> bool {
-    let mut parts = a.split(" == ");
-    let (Some(f), Some(k), None) = (parts.next(), parts.next(), parts.next()) else {
-        return false;
-    };
-    let Ok(k) = k.trim().parse::<i64>() else {
-        return false;
-    };
-    let f = f.trim();
-    let bound = |op: &str, ok: &dyn Fn(i64) -> bool| {
-        d.assertions().iter().any(|b| {
-            b.strip_prefix(f)
-                .and_then(|r| r.strip_prefix(op))
-                .and_then(|r| r.trim().parse::<i64>().ok())
-                .is_some_and(ok)
-        })
-    };
-    bound(" >= ", &|lo| lo <= k) && bound(" <= ", &|hi| k <= hi)
-}
-
 /// A shape type (σ, m, D): a struct type name, an SCG and a tracking definition.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ShapeType {
@@ -244,31 +218,5 @@ mod tests {
         assert!(!s.set(3, t.clone()));
         assert_eq!(s.shape_type(&3, "node"), Some(&t));
         assert_eq!(s.get(&4)[0], ShapeType::initial("node"));
-    }
-}
-
-#[cfg(test)]
-mod range_tests {
-    use super::*;
-
-    #[test]
-    fn an_equality_inside_a_tracked_range_is_covered() {
-        let d = TrackingDef::new(
-            Vec::<&str>::new(),
-            vec![],
-            [
-                "data == 0",
-                "data == 1",
-                "data >= 0",
-                "data <= 1",
-                "key == 2",
-            ],
-        );
-        assert!(covered_by_range(&d, "data == 0"));
-        assert!(covered_by_range(&d, "data == 1"));
-        assert!(!covered_by_range(&d, "key == 2"));
-        assert!(!covered_by_range(&d, "data >= 0"));
-        let one_sided = TrackingDef::new(Vec::<&str>::new(), vec![], ["data == 0", "data >= 0"]);
-        assert!(!covered_by_range(&one_sided, "data == 0"));
     }
 }
