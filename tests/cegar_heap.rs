@@ -832,3 +832,20 @@ fn the_counterexample_is_written_even_when_stdout_is_closed_early() {
     let _ = child.wait().unwrap();
     assert!(cex.is_file(), "no counterexample written");
 }
+
+#[test]
+fn a_list_whose_first_prev_is_the_last_node_is_a_headed_dll() {
+    // utlist's DL lists: recognised before as a cyclic sll along prev (the prev links
+    // close a cycle through the first node), which never modelled next: refinement
+    // failed. The headed_dll structure's `total` keeps the last node apart.
+    let file = data("headed_dll_append_safe.c");
+    assert_safe_with_certificate(&file);
+    let rep = verify_file(&file, &args(60.0)).unwrap();
+    let scg = final_scg(&rep, "struct node");
+    assert!(scg.starts_with("headed_dll{"), "{scg}");
+}
+
+#[test]
+fn a_headed_dll_whose_first_prev_misses_the_appended_node_is_found() {
+    assert_unsafe_with_replay(&data("headed_dll_append_bug.c"));
+}
