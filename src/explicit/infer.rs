@@ -383,17 +383,16 @@ pub fn choose(pairs: &[PairResult]) -> DataStructure {
         };
     }
     // utlist's DL: the first node's prev closes a cycle along prev, not along next
-    let mut headed: Vec<&PairResult> = pairs
+    let headed = pairs
         .iter()
         .filter(|p| p.invariant == Invariant::HeadedDll && p.holds_mostly())
         .filter(|p| holds(Invariant::AcyclicList, &[p.binding.fields[0]]))
-        .collect();
-    headed.sort_by(|a, b| {
-        b.supported
-            .cmp(&a.supported)
-            .then(a.binding.cmp(&b.binding))
-    });
-    if let Some(p) = headed.first() {
+        .min_by(|a, b| {
+            b.supported
+                .cmp(&a.supported)
+                .then(a.binding.cmp(&b.binding))
+        });
+    if let Some(p) = headed {
         let f = &p.binding.fields;
         return DataStructure::HeadedDll {
             next: f[0],
