@@ -305,7 +305,7 @@ mod tests {
             if below(&b, &a) {
                 assert!(b.may_be_below(&a), "{b:?} {a:?}");
             }
-            assert_eq!(a == b, &a[..] == &b[..]);
+            assert_eq!(a == b, a[..] == b[..]);
         }
     }
 }
