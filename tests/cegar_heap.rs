@@ -447,9 +447,11 @@ fn corrupted_heap_certificates_are_rejected() {
         .iter()
         .position(|n| n.covered_by.is_none() && !n.state.explicit.heap.is_empty())
         .expect("some node has a heap");
-    for v in bad.nodes[i].state.explicit.vars.make_mut().iter_mut() {
-        *v = shapemc::explicit::Value::Top;
-    }
+    bad.nodes[i].state.explicit.vars.with_mut(|vs| {
+        for v in vs.iter_mut() {
+            *v = shapemc::explicit::Value::Top;
+        }
+    });
     bad.nodes[i].state.explicit.heap.clear();
     assert_rejected(
         check_heap_certificate(&prog, &bad),
@@ -457,7 +459,7 @@ fn corrupted_heap_certificates_are_rejected() {
     );
     // 4. a malformed explicit heap (wrong number of variables)
     let mut bad = cert.clone();
-    bad.nodes[0].state.explicit.vars.make_mut().pop();
+    bad.nodes[0].state.explicit.vars.with_mut(|vs| vs.pop());
     assert_rejected(
         check_heap_certificate(&prog, &bad),
         "node 0: explicit heap: wrong number of variables",

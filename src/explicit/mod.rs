@@ -393,7 +393,11 @@ impl ExplicitState {
     /// cells have the same type and kind, and valid/dangling addresses correspond.
     /// Sound; exact for states whose constrained part is fully known.
     pub fn leq(&self, other: &ExplicitState) -> bool {
-        if self.vars.len() != other.vars.len() || !leak_leq(self.leak, other.leak) {
+        // the signatures first: they lie beside the pointers, the values behind them
+        if !self.vars.may_be_below(&other.vars)
+            || !leak_leq(self.leak, other.leak)
+            || self.vars.len() != other.vars.len()
+        {
             return false;
         }
         // equal states (the common case when explicit tracking is off or settled) need
@@ -403,17 +407,19 @@ impl ExplicitState {
         }
         // a first pass without the maps: most pairs differ in a variable's integer
         // value or kind (the ART's covering check calls this for every pair at a
-        // location)
-        let kinds_fit = self
-            .vars
-            .iter()
-            .zip(&other.vars)
-            .all(|(s, o)| match (s, o) {
-                (_, Value::Top) => true,
-                (Value::Int(a), Value::Int(b)) => a == b,
-                (Value::Ptr { off: a, .. }, Value::Ptr { off: b, .. }) => a == b,
-                _ => false,
-            });
+        // location); with as many ⊤ on both sides the signatures already compared the
+        // keys, and the walk below checks them again
+        let kinds_fit = self.vars.tops() == other.vars.tops()
+            || self
+                .vars
+                .iter()
+                .zip(&other.vars)
+                .all(|(s, o)| match (s, o) {
+                    (_, Value::Top) => true,
+                    (Value::Int(a), Value::Int(b)) => a == b,
+                    (Value::Ptr { off: a, .. }, Value::Ptr { off: b, .. }) => a == b,
+                    _ => false,
+                });
         if !kinds_fit {
             return false;
         }

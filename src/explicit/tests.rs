@@ -1029,12 +1029,14 @@ fn arb_state() -> impl Strategy<Value = ExplicitState> {
 fn weaken(h: &ExplicitState, mask: u64) -> ExplicitState {
     let mut w = h.clone();
     let mut bit = 0;
-    for v in w.vars.make_mut().iter_mut() {
-        if mask >> (bit % 64) & 1 == 1 {
-            *v = T;
+    w.vars.with_mut(|vs| {
+        for v in vs.iter_mut() {
+            if mask >> (bit % 64) & 1 == 1 {
+                *v = T;
+            }
+            bit += 1;
         }
-        bit += 1;
-    }
+    });
     for c in w.heap.values_mut() {
         for v in c.fields.iter_mut() {
             if mask >> (bit % 64) & 1 == 1 {

@@ -868,7 +868,7 @@ mod tests {
             },
         );
         assert!(validate_explicit(&prog, &h).is_err());
-        h.vars.make_mut().pop();
+        h.vars.with_mut(|vs| vs.pop());
         assert!(validate_explicit(&prog, &h).is_err());
     }
 }
