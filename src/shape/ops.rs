@@ -29,7 +29,25 @@ pub(super) fn post_step(
         Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => prog.graph.edge_weight(e)?,
     };
     match step {
-        Step::Edge(_) => apply(cpa, prog, &mut t, &edge.op, stored),
+        Step::Edge(e) => match &edge.op {
+            Op::AssumeLeak { check, of } => {
+                let from = prog.graph.edge_endpoints(e).map(|(a, _)| a);
+                let func = from.map(|a| prog.graph[a].func);
+                let at_exit = from.is_some_and(|a| {
+                    func.and_then(|f| prog.functions.get(f))
+                        .is_some_and(|f| f.exit == a)
+                });
+                // stack objects are roots in their frame (globals: always)
+                let roots: BTreeSet<String> = cpa
+                    .stack_vars
+                    .iter()
+                    .filter(|(_, f)| f.is_none() || (!at_exit && **f == func))
+                    .map(|(x, _)| x.clone())
+                    .collect();
+                assume_no_leak(cpa, &mut t, *check, *of, &roots);
+            }
+            op => apply(cpa, prog, &mut t, op, stored),
+        },
         Step::Enter(_) => {
             let Op::Call { callee, args, .. } = &edge.op else {
                 return Some(t);
@@ -50,7 +68,7 @@ pub(super) fn post_step(
             // the callee's variables are dead: nullify them (locals are written before
             // they are read in every activation: the front end adds `Nondet` edges)
             for v in f.params.iter().chain(&f.locals).chain(f.ret.iter()) {
-                if Some(*v) != *ret {
+                if Some(*v) != *ret && !cpa.stack_vars.contains_key(var_name(prog, *v)) {
                     assign(prog, &mut t, *v, &Expr::Null);
                 }
             }
@@ -480,6 +498,30 @@ fn deref(c: &mut ShapeComp, x: &str) {
     }
 }
 
+/// Whether `free(ptr)` (a `struct k *`) cannot free a stack object: every stack object
+/// of `k` is the node of a variable of [`ShapeCpa::stack_vars`]
+/// ([`ShapeCpa::stack_exact`]), each of them is tracked and `ptr` (tracked) may alias
+/// none of them.
+fn frees_no_stack_node(
+    cpa: &ShapeCpa,
+    prog: &Program,
+    s: &ShapeState,
+    ptr: VarId,
+    k: StructId,
+) -> bool {
+    let Some(c) = s.comps.get(&k) else {
+        return false;
+    };
+    let p = var_name(prog, ptr);
+    if !cpa.stack_exact.contains(&k) || !is_tracked(c, p) {
+        return false;
+    }
+    prog.vars
+        .iter()
+        .filter(|v| cpa.stack_vars.contains_key(&v.name) && v.ty.pointee_struct() == Some(k))
+        .all(|v| is_tracked(c, &v.name) && !may_alias(c, p, &v.name))
+}
+
 /// May `x` and `y` point to the same node in some structure?
 fn may_alias(c: &ShapeComp, x: &str, y: &str) -> bool {
     if x == y {
@@ -511,25 +553,39 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
         .map(|d| &d.ty)
 }
 
+/// The leak check `check` for the objects allocated as `of`: taken unless the type's
+/// component proves that no object of it leaks. The stack variables of `cpa` tell
+/// stack nodes apart everywhere; those of `roots` (the globals, and the locals of the
+/// check's function except at its exit, where the frame ends) are also roots.
+fn assume_no_leak(
+    cpa: &ShapeCpa,
+    s: &mut ShapeState,
+    check: crate::cfa::LeakCheck,
+    of: Option<StructId>,
+    roots: &BTreeSet<String>,
+) {
+    let Some(c) = of.and_then(|k| s.comps.get_mut(&k)) else {
+        return;
+    };
+    let stack: BTreeSet<String> = cpa.stack_vars.keys().cloned().collect();
+    if c.proves_no_leak(check, &stack, roots) {
+        c.region = crate::tvla::ShapeRegion::empty(c.region.class.clone());
+    } else if tracing::enabled!(tracing::Level::TRACE) {
+        for st in c.region.structures() {
+            tracing::trace!(
+                "no proof of {check:?} (complete: {}, wild: {:?}): {st}",
+                c.complete,
+                c.wild_vars
+            );
+        }
+    }
+}
+
 /// Applies one intraprocedural operation.
 fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Known) {
     match op {
-        // taken unless the type's component proves that no object of it leaks
-        Op::AssumeLeak { check, of } => {
-            if let Some(c) = of.and_then(|k| s.comps.get_mut(&k)) {
-                if c.proves_no_leak(*check) {
-                    c.region = crate::tvla::ShapeRegion::empty(c.region.class.clone());
-                } else if tracing::enabled!(tracing::Level::TRACE) {
-                    for st in c.region.structures() {
-                        tracing::trace!(
-                            "no proof of {check:?} (complete: {}, wild: {:?}): {st}",
-                            c.complete,
-                            c.wild_vars
-                        );
-                    }
-                }
-            }
-        }
+        // handled by `post_step` (it needs the edge's source)
+        Op::AssumeLeak { .. } => {}
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
                 forget_var(s, *dst);
@@ -542,9 +598,10 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &s
             // a scalar cell or field: not tracked here
             Access::Cell => {}
             Access::Free => {
-                let heap_only = |k: &StructId| !cpa.stack_structs.contains(k);
                 let pointee = prog.vars.get(*ptr).and_then(|v| v.ty.pointee_struct());
-                if let Some(k) = pointee.filter(heap_only) {
+                if let Some(k) = pointee.filter(|k| {
+                    !cpa.stack_structs.contains(k) || frees_no_stack_node(cpa, prog, s, *ptr, *k)
+                }) {
                     assume_invalid(prog, s, *ptr, k);
                 }
             }
@@ -1166,6 +1223,7 @@ pub(super) fn kill_dead(
     s: &mut ShapeState,
     to: crate::cfa::Node,
     live: Option<&BTreeSet<VarId>>,
+    keep: &BTreeMap<String, Option<crate::cfa::FuncId>>,
 ) {
     let Some(loc) = prog.graph.node_weight(to) else {
         return;
@@ -1183,7 +1241,11 @@ pub(super) fn kill_dead(
     }
     for (v, var) in prog.vars.iter().enumerate() {
         let mine = matches!(var.scope, crate::cfa::Scope::Local(f) | crate::cfa::Scope::Param(f) | crate::cfa::Scope::Temp(f) if f == func);
-        if !mine || var.ty.is_int() || live.is_some_and(|l| l.contains(&v)) {
+        if !mine
+            || var.ty.is_int()
+            || live.is_some_and(|l| l.contains(&v))
+            || keep.contains_key(&var.name)
+        {
             continue;
         }
         // a live integer still holds a field of this pointer's cell (`t = p->data`):
