@@ -77,6 +77,7 @@ mod heap;
 mod live;
 pub mod numeric;
 mod ops;
+mod stack;
 #[cfg(test)]
 mod tests;
 

@@ -44,7 +44,7 @@ pub(super) fn post_step(
                     .filter(|(_, f)| f.is_none() || (!at_exit && **f == func))
                     .map(|(x, _)| x.clone())
                     .collect();
-                assume_no_leak(cpa, &mut t, *check, *of, &roots);
+                super::stack::assume_no_leak(cpa, &mut t, *check, *of, &roots);
             }
             op => apply(cpa, prog, &mut t, op, stored),
         },
@@ -498,30 +498,6 @@ fn deref(c: &mut ShapeComp, x: &str) {
     }
 }
 
-/// Whether `free(ptr)` (a `struct k *`) cannot free a stack object: every stack object
-/// of `k` is the node of a variable of [`ShapeCpa::stack_vars`]
-/// ([`ShapeCpa::stack_exact`]), each of them is tracked and `ptr` (tracked) may alias
-/// none of them.
-fn frees_no_stack_node(
-    cpa: &ShapeCpa,
-    prog: &Program,
-    s: &ShapeState,
-    ptr: VarId,
-    k: StructId,
-) -> bool {
-    let Some(c) = s.comps.get(&k) else {
-        return false;
-    };
-    let p = var_name(prog, ptr);
-    if !cpa.stack_exact.contains(&k) || !is_tracked(c, p) {
-        return false;
-    }
-    prog.vars
-        .iter()
-        .filter(|v| cpa.stack_vars.contains_key(&v.name) && v.ty.pointee_struct() == Some(k))
-        .all(|v| is_tracked(c, &v.name) && !may_alias(c, p, &v.name))
-}
-
 /// May `x` and `y` point to the same node in some structure?
 fn may_alias(c: &ShapeComp, x: &str, y: &str) -> bool {
     if x == y {
@@ -553,34 +529,6 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
         .map(|d| &d.ty)
 }
 
-/// The leak check `check` for the objects allocated as `of`: taken unless the type's
-/// component proves that no object of it leaks. The stack variables of `cpa` tell
-/// stack nodes apart everywhere; those of `roots` (the globals, and the locals of the
-/// check's function except at its exit, where the frame ends) are also roots.
-fn assume_no_leak(
-    cpa: &ShapeCpa,
-    s: &mut ShapeState,
-    check: crate::cfa::LeakCheck,
-    of: Option<StructId>,
-    roots: &BTreeSet<String>,
-) {
-    let Some(c) = of.and_then(|k| s.comps.get_mut(&k)) else {
-        return;
-    };
-    let stack: BTreeSet<String> = cpa.stack_vars.keys().cloned().collect();
-    if c.proves_no_leak(check, &stack, roots) {
-        c.region = crate::tvla::ShapeRegion::empty(c.region.class.clone());
-    } else if tracing::enabled!(tracing::Level::TRACE) {
-        for st in c.region.structures() {
-            tracing::trace!(
-                "no proof of {check:?} (complete: {}, wild: {:?}): {st}",
-                c.complete,
-                c.wild_vars
-            );
-        }
-    }
-}
-
 /// Applies one intraprocedural operation.
 fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Known) {
     match op {
@@ -600,7 +548,8 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &s
             Access::Free => {
                 let pointee = prog.vars.get(*ptr).and_then(|v| v.ty.pointee_struct());
                 if let Some(k) = pointee.filter(|k| {
-                    !cpa.stack_structs.contains(k) || frees_no_stack_node(cpa, prog, s, *ptr, *k)
+                    !cpa.stack_structs.contains(k)
+                        || super::stack::frees_no_stack_node(cpa, prog, s, *ptr, *k)
                 }) {
                     assume_invalid(prog, s, *ptr, k);
                 }
