@@ -197,6 +197,7 @@ fn leak_free_twins_are_proved_with_checked_certificates() {
         ("mem_leak_loop", "valid-memcleanup"),
         ("mem_leak_overwrite", "valid-memsafety"),
         ("mem_tree_leak", "valid-memcleanup"),
+        ("mem_free_stack", "valid-memsafety"),
     ] {
         let file = dir.join(format!("{task}.c"));
         let f = file.to_str().unwrap();
@@ -243,4 +244,27 @@ fn a_leak_in_a_loop_without_end_is_found_at_the_loop_head() {
     std::fs::write(&ok, body("free(p);")).unwrap();
     let (code, out) = run(&ok, "valid-memsafety");
     assert_eq!((code, out.lines().next()), (0, Some("SAFE")), "{out}");
+}
+
+/// Issue #32: a struct on the stack that heads a heap list (`struct node sentinel;`)
+/// is no heap object: it is neither lost when its variable is dead nor left allocated
+/// at the end, and `free` of a list node is no free of it. Proved under both memory
+/// properties, with certificates that `check-certificate` re-checks.
+#[test]
+fn a_stack_sentinel_is_no_leak() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety/mem_free_stack.c");
+    let f = file.to_str().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    for property in ["valid-memsafety", "valid-memcleanup"] {
+        let cert = d.path().join(format!("{property}.cert"));
+        let c = cert.to_str().unwrap();
+        let (code, out) = verify_mem(&file, property, &["--certificate", c]);
+        assert_eq!(
+            (code, out.lines().next()),
+            (0, Some("SAFE")),
+            "{property}: {out}"
+        );
+        let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
+        assert_eq!((code, out.trim()), (0, "VALID"), "{property}");
+    }
 }

@@ -77,6 +77,7 @@ mod heap;
 mod live;
 pub mod numeric;
 mod ops;
+mod stack;
 #[cfg(test)]
 mod tests;
 
@@ -272,28 +273,40 @@ impl ShapeComp {
     }
     /// Whether this component proves that no concrete state it represents fails the
     /// leak check `check` for the heap objects allocated as its struct type: it is
-    /// [`ShapeComp::complete`], and no structure has a node ([`LeakCheck::Unfreed`]) or
-    /// every node of every structure is definitely reachable
-    /// ([`LeakCheck::Unreachable`]): pointed to by a tracked variable that is not wild,
+    /// [`ShapeComp::complete`], and every node of every structure is a stack node
+    /// (definitely pointed to by a variable of `stack` that is not wild: one that only
+    /// holds addresses of stack objects, [`ShapeCpa::stack_vars`]) or
+    /// ([`LeakCheck::Unreachable`]) definitely reachable: pointed to by a root (a
+    /// tracked variable that is not wild; one of `stack` only if also in `stack_roots`),
     /// definitely in the reach `r[x, ..]` of one, or the target of a definite field
     /// edge from a reachable node.
-    pub fn proves_no_leak(&self, check: LeakCheck) -> bool {
+    pub fn proves_no_leak(
+        &self,
+        check: LeakCheck,
+        stack: &BTreeSet<String>,
+        stack_roots: &BTreeSet<String>,
+    ) -> bool {
         if !self.complete {
             return false;
         }
-        match check {
-            LeakCheck::Unfreed => self.region.structures().all(|s| s.is_empty()),
-            LeakCheck::Unreachable => {
-                let roots: Vec<String> = tracked_vars(self.class())
-                    .into_iter()
-                    .filter(|x| !self.wild_vars.contains(x))
-                    .collect();
-                let fields = tracked_fields(self.class());
-                self.region
-                    .structures()
-                    .all(|s| all_reachable(s, &roots, &fields))
-            }
-        }
+        let tracked: Vec<String> = tracked_vars(self.class())
+            .into_iter()
+            .filter(|x| !self.wild_vars.contains(x))
+            .collect();
+        let on_stack: Vec<String> = tracked
+            .iter()
+            .filter(|x| stack.contains(*x))
+            .cloned()
+            .collect();
+        let roots: Vec<String> = tracked
+            .into_iter()
+            .filter(|x| !stack.contains(x) || stack_roots.contains(x))
+            .collect();
+        let fields = tracked_fields(self.class());
+        self.region.structures().all(|s| match check {
+            LeakCheck::Unfreed => (0..s.len()).all(|u| points_definitely(s, &on_stack, u)),
+            LeakCheck::Unreachable => all_reachable(s, &roots, &on_stack, &fields),
+        })
     }
     /// The class of the component.
     pub fn class(&self) -> &ShapeClass {
@@ -332,9 +345,15 @@ impl ShapeComp {
     }
 }
 
-/// Whether every node of `s` is definitely reachable from the variables `roots` (see
-/// [`ShapeComp::proves_no_leak`]).
-fn all_reachable(s: &Structure, roots: &[String], fields: &[String]) -> bool {
+/// Whether one of the variables `xs` definitely points to node `u` of `s`.
+fn points_definitely(s: &Structure, xs: &[String], u: usize) -> bool {
+    xs.iter()
+        .any(|x| s.value(&PredSym::with("pt", &[x.as_str()]), &[u]) == crate::tvla::Kleene::True)
+}
+
+/// Whether every node of `s` is a stack node (see [`points_definitely`]) or definitely
+/// reachable from the variables `roots` (see [`ShapeComp::proves_no_leak`]).
+fn all_reachable(s: &Structure, roots: &[String], stack: &[String], fields: &[String]) -> bool {
     use crate::tvla::Kleene;
     let n = s.len();
     let mut reached = vec![false; n];
@@ -356,7 +375,10 @@ fn all_reachable(s: &Structure, roots: &[String], fields: &[String]) -> bool {
             }
         }
     }
-    reached.into_iter().all(|r| r)
+    reached
+        .into_iter()
+        .enumerate()
+        .all(|(u, r)| r || points_definitely(s, stack, u))
 }
 
 /// Pointer variable names `x` with a `pt[x]` predicate in `class`.
@@ -602,6 +624,18 @@ pub struct ShapeCpa {
     /// struct locals): their universe nodes need not be heap objects, so `free` of an
     /// exactly tracked pointer may still be invalid.
     pub stack_structs: BTreeSet<crate::cfa::StructId>,
+    /// Only in a program with leak checks ([`Program::has_leak_checks`]; empty
+    /// elsewhere, so the other properties' analysis is unchanged): the variables that
+    /// only hold addresses of stack struct objects ([`live::stack_address_vars`]), with
+    /// their function (`None`: a global). They are never set to NULL (not where dead,
+    /// not when their function returns), so that the leak checks tell their nodes (no
+    /// heap objects) apart and, inside their function, reach the heap through them.
+    pub stack_vars: BTreeMap<String, Option<crate::cfa::FuncId>>,
+    /// Only in a program with leak checks: the struct types of `stack_structs` whose
+    /// stack objects are all the nodes of `stack_vars` ([`live::stack_exact_structs`]):
+    /// a `free` of a pointer that cannot alias one of them frees a heap object or an
+    /// invalid pointer (decided as for heap-only types).
+    pub stack_exact: BTreeSet<crate::cfa::StructId>,
 }
 
 impl ShapeCpa {
@@ -625,9 +659,31 @@ impl ShapeCpa {
                 _ => None,
             })
             .collect();
+        let (stack_vars, stack_exact) = if prog.has_leak_checks() {
+            let vars = live::stack_address_vars(prog);
+            let exact = live::stack_exact_structs(prog, &vars);
+            let named = vars
+                .into_iter()
+                .filter_map(|v| {
+                    let x = prog.vars.get(v)?;
+                    let f = match x.scope {
+                        crate::cfa::Scope::Global => None,
+                        crate::cfa::Scope::Local(f)
+                        | crate::cfa::Scope::Param(f)
+                        | crate::cfa::Scope::Temp(f) => Some(f),
+                    };
+                    Some((x.name.clone(), f))
+                })
+                .collect();
+            (named, exact)
+        } else {
+            (BTreeMap::new(), BTreeSet::new())
+        };
         ShapeCpa {
             split: true,
             stack_structs,
+            stack_vars,
+            stack_exact,
             addr_taken: Some(at),
             live: Some(std::sync::Arc::new(live::live_vars(prog))),
         }
@@ -666,7 +722,7 @@ impl ShapeCpa {
     ) -> Option<ShapeState> {
         let mut t = ops::post_step(self, prog, s, step, stored)?;
         if let Some(live) = &self.live {
-            ops::kill_dead(prog, &mut t, to, live.get(&to));
+            ops::kill_dead(prog, &mut t, to, live.get(&to), &self.stack_vars);
         }
         let t = ops::convert_state(&t, &prec.classes_at(to));
         (!t.is_bottom()).then_some(t)

@@ -29,7 +29,25 @@ pub(super) fn post_step(
         Step::Edge(e) | Step::Enter(e) | Step::Leave(e) => prog.graph.edge_weight(e)?,
     };
     match step {
-        Step::Edge(_) => apply(cpa, prog, &mut t, &edge.op, stored),
+        Step::Edge(e) => match &edge.op {
+            Op::AssumeLeak { check, of } => {
+                let from = prog.graph.edge_endpoints(e).map(|(a, _)| a);
+                let func = from.map(|a| prog.graph[a].func);
+                let at_exit = from.is_some_and(|a| {
+                    func.and_then(|f| prog.functions.get(f))
+                        .is_some_and(|f| f.exit == a)
+                });
+                // stack objects are roots in their frame (globals: always)
+                let roots: BTreeSet<String> = cpa
+                    .stack_vars
+                    .iter()
+                    .filter(|(_, f)| f.is_none() || (!at_exit && **f == func))
+                    .map(|(x, _)| x.clone())
+                    .collect();
+                super::stack::assume_no_leak(cpa, &mut t, *check, *of, &roots);
+            }
+            op => apply(cpa, prog, &mut t, op, stored),
+        },
         Step::Enter(_) => {
             let Op::Call { callee, args, .. } = &edge.op else {
                 return Some(t);
@@ -50,7 +68,7 @@ pub(super) fn post_step(
             // the callee's variables are dead: nullify them (locals are written before
             // they are read in every activation: the front end adds `Nondet` edges)
             for v in f.params.iter().chain(&f.locals).chain(f.ret.iter()) {
-                if Some(*v) != *ret {
+                if Some(*v) != *ret && !cpa.stack_vars.contains_key(var_name(prog, *v)) {
                     assign(prog, &mut t, *v, &Expr::Null);
                 }
             }
@@ -514,22 +532,8 @@ fn field_ty(prog: &Program, f: FieldRef) -> Option<&Ty> {
 /// Applies one intraprocedural operation.
 fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &super::Known) {
     match op {
-        // taken unless the type's component proves that no object of it leaks
-        Op::AssumeLeak { check, of } => {
-            if let Some(c) = of.and_then(|k| s.comps.get_mut(&k)) {
-                if c.proves_no_leak(*check) {
-                    c.region = crate::tvla::ShapeRegion::empty(c.region.class.clone());
-                } else if tracing::enabled!(tracing::Level::TRACE) {
-                    for st in c.region.structures() {
-                        tracing::trace!(
-                            "no proof of {check:?} (complete: {}, wild: {:?}): {st}",
-                            c.complete,
-                            c.wild_vars
-                        );
-                    }
-                }
-            }
-        }
+        // handled by `post_step` (it needs the edge's source)
+        Op::AssumeLeak { .. } => {}
         Op::Skip | Op::Error | Op::Halt | Op::FieldAddr { .. } => {
             if let Op::FieldAddr { dst, .. } = op {
                 forget_var(s, *dst);
@@ -542,9 +546,11 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &s
             // a scalar cell or field: not tracked here
             Access::Cell => {}
             Access::Free => {
-                let heap_only = |k: &StructId| !cpa.stack_structs.contains(k);
                 let pointee = prog.vars.get(*ptr).and_then(|v| v.ty.pointee_struct());
-                if let Some(k) = pointee.filter(heap_only) {
+                if let Some(k) = pointee.filter(|k| {
+                    !cpa.stack_structs.contains(k)
+                        || super::stack::frees_no_stack_node(cpa, prog, s, *ptr, *k)
+                }) {
                     assume_invalid(prog, s, *ptr, k);
                 }
             }
@@ -1166,6 +1172,7 @@ pub(super) fn kill_dead(
     s: &mut ShapeState,
     to: crate::cfa::Node,
     live: Option<&BTreeSet<VarId>>,
+    keep: &BTreeMap<String, Option<crate::cfa::FuncId>>,
 ) {
     let Some(loc) = prog.graph.node_weight(to) else {
         return;
@@ -1183,7 +1190,11 @@ pub(super) fn kill_dead(
     }
     for (v, var) in prog.vars.iter().enumerate() {
         let mine = matches!(var.scope, crate::cfa::Scope::Local(f) | crate::cfa::Scope::Param(f) | crate::cfa::Scope::Temp(f) if f == func);
-        if !mine || var.ty.is_int() || live.is_some_and(|l| l.contains(&v)) {
+        if !mine
+            || var.ty.is_int()
+            || live.is_some_and(|l| l.contains(&v))
+            || keep.contains_key(&var.name)
+        {
             continue;
         }
         // a live integer still holds a field of this pointer's cell (`t = p->data`):

@@ -383,29 +383,85 @@ fn a_field_value_splits_the_state_by_its_assertions() {
     assert_eq!(again, vec![Some(1)]);
 }
 
+/// Issue #32: a struct on the stack (`struct node s; x0 = &s`, `x0` only ever holds
+/// stack addresses) is no heap object: it neither counts as allocated nor as lost, and
+/// it is a root only inside its frame.
+#[test]
+fn leak_proofs_do_not_count_stack_nodes() {
+    use crate::cfa::LeakCheck::{Unfreed, Unreachable};
+    let prog = heap_prog(&["succ", "pred"], 2, 0);
+    let class = dll_class(&prog, &["reach"], &[]);
+    let none = BTreeSet::new();
+    let stack: BTreeSet<String> = ["x0".to_string()].into();
+    let t = Value::Top;
+    // x0 -> stack node 1 -> heap node 2; x1 NULL
+    let h = heap(
+        &prog,
+        &[(0, pv(1)), (1, pv(0))],
+        &[(1, vec![t, pv(2), pv(0)]), (2, vec![t, pv(0), pv(0)])],
+    );
+    let mut comp = heap_to_shape(&prog, &h, 0, &class);
+    comp.complete = true;
+    assert!(comp.proves_no_leak(Unreachable, &stack, &stack));
+    assert!(comp.proves_no_leak(Unreachable, &none, &none));
+    assert!(
+        !comp.proves_no_leak(Unreachable, &stack, &none),
+        "at the frame's end the stack node reaches nothing"
+    );
+    assert!(
+        !comp.proves_no_leak(Unfreed, &stack, &stack),
+        "node 2 is heap"
+    );
+    // only the stack node: nothing allocated, nothing lost, wherever it is checked
+    let h = heap(
+        &prog,
+        &[(0, pv(1)), (1, pv(0))],
+        &[(1, vec![t, pv(0), pv(0)])],
+    );
+    let mut comp = heap_to_shape(&prog, &h, 0, &class);
+    comp.complete = true;
+    for roots in [&stack, &none] {
+        assert!(comp.proves_no_leak(Unfreed, &stack, roots));
+        assert!(comp.proves_no_leak(Unreachable, &stack, roots));
+    }
+    assert!(!comp.proves_no_leak(Unfreed, &none, &none));
+    // x0 may hold another value: its node may be a heap object
+    let mut wild = comp.clone();
+    wild.wild_vars.insert("x0".into());
+    assert!(!wild.proves_no_leak(Unfreed, &stack, &stack));
+    assert!(!wild.proves_no_leak(Unreachable, &stack, &none));
+}
+
 #[test]
 fn leak_proofs_need_a_complete_component() {
     use crate::cfa::LeakCheck::{Unfreed, Unreachable};
+    let none = BTreeSet::new();
     let (prog, h) = fig1b();
     let class = dll_class(&prog, &["reach"], &[]);
     let mut comp = heap_to_shape(&prog, &h, 0, &class);
     assert!(!comp.complete, "built from an explicit heap: no claim");
-    assert!(!comp.proves_no_leak(Unreachable));
+    assert!(!comp.proves_no_leak(Unreachable, &none, &none));
     comp.complete = true;
     assert!(
-        comp.proves_no_leak(Unreachable),
+        comp.proves_no_leak(Unreachable, &none, &none),
         "r[x0, succ] holds everywhere"
     );
-    assert!(!comp.proves_no_leak(Unfreed), "the list is allocated");
+    assert!(
+        !comp.proves_no_leak(Unfreed, &none, &none),
+        "the list is allocated"
+    );
     // x0 may hold an outside value: its reach proves nothing
     let mut wild = comp.clone();
     wild.wild_vars.insert("x0".into());
-    assert!(!wild.proves_no_leak(Unreachable));
+    assert!(!wild.proves_no_leak(Unreachable, &none, &none));
     // no node: nothing allocated
     let mut empty = ShapeComp::initial(&class);
-    assert!(!empty.proves_no_leak(Unfreed));
+    assert!(!empty.proves_no_leak(Unfreed, &none, &none));
     empty.complete = true;
-    assert!(empty.proves_no_leak(Unfreed) && empty.proves_no_leak(Unreachable));
+    assert!(
+        empty.proves_no_leak(Unfreed, &none, &none)
+            && empty.proves_no_leak(Unreachable, &none, &none)
+    );
     // ⊤ claims nothing; a complete component does not cover an incomplete one
     assert!(!ShapeComp::top(&class).complete);
     let incomplete = ShapeComp::initial(&class);
