@@ -68,8 +68,8 @@ fn d_star() -> TrackingDef {
 fn universe_is_large_enough() {
     let (lat, all) = lattice();
     // sll 3*8, cyclic-sll 3*64, dll 6*16, cyclic-dll 6*64, tree 6*128, tree-parent 6*256,
-    // list-of-lists 6*32, m0
-    assert_eq!(all.len(), 24 + 192 + 96 + 384 + 768 + 1536 + 192 + 1);
+    // list-of-lists 6*32, headed-dll 6*64, m0
+    assert_eq!(all.len(), 24 + 192 + 96 + 384 + 768 + 1536 + 192 + 384 + 1);
     for m in all {
         assert!(lat.validate(m).is_ok(), "{m}");
     }
