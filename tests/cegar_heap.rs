@@ -844,7 +844,7 @@ fn a_list_whose_first_prev_is_the_last_node_is_a_headed_dll() {
     assert_safe_with_certificate(&file);
     let rep = verify_file(&file, &args(60.0)).unwrap();
     let scg = final_scg(&rep, "struct node");
-    assert!(scg.starts_with("headed_dll{"), "{scg}");
+    assert!(scg.starts_with("headed-dll{"), "{scg}");
 }
 
 #[test]

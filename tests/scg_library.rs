@@ -259,7 +259,7 @@ fn cli_list_and_check() {
     assert!(out.contains("dll (dll.scg)"));
     assert!(out.contains("requires: doubly_linked(next, prev)"));
     assert!(out.contains("cancel[next, prev](v) := (A w. (next(v, w) -> prev(w, v)))"));
-    assert!(out.contains("lattice: 569 SCGs"), "{out}");
+    assert!(out.contains("lattice: 633 SCGs"), "{out}");
 
     let dir = temp_dir("cli");
     let good = dir.join("common-head.scg");

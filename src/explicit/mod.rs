@@ -28,6 +28,8 @@
 
 pub mod cpa;
 pub mod depth;
+#[cfg(test)]
+mod headed_tests;
 pub mod infer;
 pub mod invariants;
 #[cfg(test)]
