@@ -1,17 +1,11 @@
 //! Unit tests of the `headed_dll` invariant (utlist's DL lists) and its recognition.
 
 use super::infer::classify;
-use super::invariants::{check, Binding, CellScope, Invariant, Verdict};
+use super::invariants::{Invariant, Verdict};
 use super::testutil::*;
 use super::*;
-use crate::cfa::*;
 
 const T: Value = Value::Top;
-
-fn verdict(prog: &Program, h: &ExplicitState, inv: Invariant, f: &[usize]) -> Verdict {
-    let b = Binding::new(f.iter().map(|&i| fr(i)).collect());
-    check(prog, h, inv, &b, CellScope::All)
-}
 
 #[test]
 fn headed_dll_needs_the_first_prev_to_reach_the_last_node() {

@@ -13,11 +13,6 @@ fn all(_: VarId) -> bool {
     true
 }
 
-fn verdict(prog: &Program, h: &ExplicitState, inv: Invariant, f: &[usize]) -> Verdict {
-    let b = Binding::new(f.iter().map(|&i| fr(i)).collect());
-    check(prog, h, inv, &b, CellScope::All)
-}
-
 // ---------------------------------------------------------------- Fig. 1(b)
 
 #[test]

@@ -225,3 +225,15 @@ pub fn alloc_list_prog() -> Program {
     p.entry = entry;
     p
 }
+
+/// The verdict of invariant `inv` with role fields `f` (field indices of struct 0) on
+/// all cells of `h`.
+pub fn verdict(
+    prog: &Program,
+    h: &ExplicitState,
+    inv: super::invariants::Invariant,
+    f: &[usize],
+) -> super::invariants::Verdict {
+    let b = super::invariants::Binding::new(f.iter().map(|&i| fr(i)).collect());
+    super::invariants::check(prog, h, inv, &b, super::invariants::CellScope::All)
+}
