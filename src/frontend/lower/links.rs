@@ -36,13 +36,7 @@ impl<'c, 't> FnLower<'c, 't> {
         }
         let join = self.node(src);
         if matches!(kind, AllocKind::Heap { .. }) {
-            let cur = self.cur;
-            let cond = Expr::bin(BinOp::Eq, Expr::Var(obj), Expr::Null);
-            self.edge(cur, join, Op::Assume { cond }, src);
-            let yes = self.node(src);
-            let cond = Expr::bin(BinOp::Ne, Expr::Var(obj), Expr::Null);
-            self.edge(cur, yes, Op::Assume { cond }, src);
-            self.cur = yes;
+            self.skip_if_null(obj, join, src);
         }
         for (link, place) in hosted {
             let l = self.cx.struct_id(link, at)?;
@@ -131,6 +125,17 @@ impl<'c, 't> FnLower<'c, 't> {
         Ok(dst)
     }
 
+    /// Branches on `x`: to `join` when it is NULL; the lowering goes on where it is not.
+    fn skip_if_null(&mut self, x: VarId, join: usize, src: SrcLoc) {
+        let cur = self.cur;
+        let cond = Expr::bin(BinOp::Eq, Expr::Var(x), Expr::Null);
+        self.edge(cur, join, Op::Assume { cond }, src);
+        let yes = self.node(src);
+        let cond = Expr::bin(BinOp::Ne, Expr::Var(x), Expr::Null);
+        self.edge(cur, yes, Op::Assume { cond }, src);
+        self.cur = yes;
+    }
+
     /// A fresh object of struct `s` that does not fail (see [`Self::embed_links`]).
     fn alloc_linked(&mut self, s: StructId, kind: AllocKind, src: SrcLoc) -> VarId {
         let t = self.tmp(Ty::Ptr(Box::new(Ty::Struct(s))));
@@ -193,13 +198,7 @@ impl<'c, 't> FnLower<'c, 't> {
             return Ok(());
         }
         let join = self.node(src);
-        let cur = self.cur;
-        let cond = Expr::bin(BinOp::Eq, Expr::Var(ptr), Expr::Null);
-        self.edge(cur, join, Op::Assume { cond }, src);
-        let yes = self.node(src);
-        let cond = Expr::bin(BinOp::Ne, Expr::Var(ptr), Expr::Null);
-        self.edge(cur, yes, Op::Assume { cond }, src);
-        self.cur = yes;
+        self.skip_if_null(ptr, join, src);
         for (link, place) in hosted {
             let l = self.cx.struct_id(link, at)?;
             let Some(idx) = self.cx.prog.structs[s].field_index(&place.link_field()) else {
