@@ -871,6 +871,11 @@ where
     /// or the search gives up.
     fn spurious_leak(&mut self, path: &[Step]) -> Next<St<A>, Pr<A>> {
         let prog = self.prog;
+        tracing::debug!(
+            "feasible path of {} steps to a leak check that does not replay:\n{}",
+            path.len(),
+            crate::interp::render_path(prog, path)
+        );
         if !self.abs.refine_leak(prog) {
             let at = path.last().map(|s| prog.step_edge(*s).src);
             return Next::GiveUp(format!(
