@@ -22,6 +22,7 @@
 //! - [`Program::entry`] is the entry of a synthetic start function that initialises the
 //!   globals (zero or their initialiser) and then calls `main`.
 
+pub mod cells;
 pub mod leak;
 pub mod rewrite;
 

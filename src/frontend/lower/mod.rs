@@ -240,6 +240,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     cx.assemble();
     cx.prog.entry = cx.prog.functions[start].entry;
     cx.prog.branch_pointer_comparisons();
+    cx.prog.unbox_pointer_cells();
     Ok(cx.prog)
 }
 
