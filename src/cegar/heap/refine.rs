@@ -49,7 +49,9 @@ impl PathReplay {
     /// True if the path's shape post is empty under precision `p`.
     fn rules_out_with(&self, prog: &Program, p: &ShapePrec) -> bool {
         let (from, init) = match &self.start {
-            None => (0, ShapeState::initial(p, prog.entry)),
+            // the CPA's initial state: with leak tracking where the program has leak
+            // checks (a replay from a state without it never rules out a leak check)
+            None => (0, self.shape.initial(prog, p)),
             Some((i, st)) => {
                 let at = if *i == 0 {
                     prog.entry
