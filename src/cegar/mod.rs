@@ -181,10 +181,15 @@ pub trait Abstraction {
         Err("threshold handling is not implemented for this abstraction".into())
     }
     /// Called when a path to a leak check ([`LocKind::MemLeak`]) is feasible but its
-    /// replay does not leak: the domains could not decide the check. Returns whether
+    /// replay does not leak: the domains could not decide the check. `input` is the
+    /// path with its ART nodes (no interpolants: the path is feasible). Returns whether
     /// the precision changed (the ART is then rebuilt from the root). Default: no
     /// change (the search gives up).
-    fn refine_leak(&mut self, _prog: &Program) -> bool {
+    fn refine_leak(
+        &mut self,
+        _prog: &Program,
+        _input: &RefineInput<'_, <Self::Cpa as Cpa>::State>,
+    ) -> bool {
         false
     }
     /// Called once per build with the deadline (so domains can bound their own solver
@@ -794,7 +799,7 @@ where
         let at = self.art.nodes[n].loc;
         let kind = prog.graph[at].kind;
         if self.opts.property.is_memory() {
-            return self.feasible_memory_path(at, path, inputs, &run);
+            return self.feasible_memory_path(n, path, inputs, &run);
         }
         if replays_target(kind, &run.outcome) {
             let what = undefined_str(prog, at, path.last().copied());
@@ -821,17 +826,18 @@ where
     /// subproperty; one to any other target (`reach_error()` included) is recorded.
     fn feasible_memory_path(
         &mut self,
-        at: Node,
+        n: ArtId,
         path: Vec<Step>,
         inputs: crate::cfa::Inputs,
         run: &crate::interp::Run,
     ) -> Next<St<A>, Pr<A>> {
         let prog = self.prog;
+        let at = self.art.nodes[n].loc;
         let kind = prog.graph[at].kind;
         let reached = replays_target(kind, &run.outcome)
             || (kind == LocKind::Error && run.outcome.is_error());
         if !reached && kind == LocKind::MemLeak {
-            return self.spurious_leak(&path);
+            return self.spurious_leak(n, &path);
         }
         if !reached {
             return Next::GiveUp(format!(
@@ -869,14 +875,32 @@ where
     /// A feasible path to a leak check whose replay does not leak: the abstraction
     /// tracks more ([`Abstraction::refine_leak`]) and the ART restarts from the root,
     /// or the search gives up.
-    fn spurious_leak(&mut self, path: &[Step]) -> Next<St<A>, Pr<A>> {
+    fn spurious_leak(&mut self, n: ArtId, path: &[Step]) -> Next<St<A>, Pr<A>> {
         let prog = self.prog;
         tracing::debug!(
             "feasible path of {} steps to a leak check that does not replay:\n{}",
             path.len(),
             crate::interp::render_path(prog, path)
         );
-        if !self.abs.refine_leak(prog) {
+        let nodes = self.art.nodes_to(n);
+        let locs: Vec<Node> = nodes.iter().map(|&m| self.art.nodes[m].loc).collect();
+        let merged: Vec<usize> = (0..nodes.len())
+            .filter(|&i| self.art.nodes[nodes[i]].merged)
+            .collect();
+        let merged_states: Vec<_> = merged
+            .iter()
+            .map(|&i| self.art.nodes[nodes[i]].state.clone())
+            .collect();
+        let none = Interpolants::default();
+        let input = RefineInput {
+            path,
+            nodes: &nodes,
+            locs: &locs,
+            interpolants: &none,
+            merged: &merged,
+            merged_states: &merged_states,
+        };
+        if !self.abs.refine_leak(prog, &input) {
             let at = path.last().map(|s| prog.step_edge(*s).src);
             return Next::GiveUp(format!(
                 "no proof of {}: a possible leak at {} (a feasible path of {} steps whose replay does not leak) that the abstraction cannot rule out",

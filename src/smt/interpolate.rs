@@ -94,7 +94,7 @@ pub struct Interpolant {
 }
 
 /// A sequence interpolant `I_0 = true, .., I_n = false` of an infeasible path.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Interpolants {
     /// Unsat core the interpolants were computed from.
     pub proof: Proof,

@@ -728,13 +728,35 @@ impl Abstraction for HeapAbstraction {
     /// structure (the finest SCG of their binding: the shape domain tells reachable
     /// nodes from lost ones with `r[x, f]`, [`crate::shape::ShapeComp::proves_no_leak`],
     /// which needs the list's other facts to stay definite).
-    fn refine_leak(&mut self, prog: &Program) -> bool {
+    fn refine_leak(&mut self, prog: &Program, input: &RefineInput<'_, HeapState>) -> bool {
         let groups: BTreeSet<PtrGroup> = (0..prog.vars.len())
             .filter_map(|x| PtrGroup::of(prog, x))
             .collect();
         let mut changed = false;
         for g in groups {
             changed |= self.track_group(prog, g);
+        }
+        if changed {
+            return true;
+        }
+        // FineTune along the path: the coarsest SCG (of any enabled structure) under
+        // which the shape replay of the path proves its leak check
+        let shaped: Vec<(StructId, Scg, TrackingDef)> = self
+            .types
+            .iter()
+            .filter_map(|(s, m)| match m {
+                TypeMode::Shape { scg, d } => Some((*s, scg.clone(), d.clone())),
+                _ => None,
+            })
+            .collect();
+        for (s, m, d) in shaped {
+            if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
+                tracing::info!(
+                    "struct {}: SCG {m} → {m2} for a leak check",
+                    struct_name(prog, s)
+                );
+                changed |= self.set_shape(prog, s, m2, d);
+            }
         }
         if changed {
             return true;

@@ -502,7 +502,7 @@ impl HeapAbstraction {
     /// With `from` (a position into the path's nodes and a shape state there, see
     /// [`PathReplay::start`]) the oracle replays the path only from there, and the
     /// enabled set is not widened.
-    fn fine_tune_type(
+    pub(super) fn fine_tune_type(
         &mut self,
         prog: &Program,
         s: StructId,
