@@ -27,7 +27,8 @@
 //! copy during a call. That is exact because the cell can be reached only through the
 //! variables rewritten: a candidate is used only by `*v` and `*p` accesses (always
 //! valid: the cell lives in a frame that is active) and as an argument bound to another
-//! candidate; no call passes one cell twice, so the cells of the candidates of one
+//! candidate (directly, or through a front-end temporary that only carries the address
+//! to the call, [`arg_aliases`]); no call passes one cell twice, so the cells of the candidates of one
 //! frame are distinct; functions on a call cycle keep their cells. Moving the content
 //! rather than copying it keeps reachability exact for the leak checks: while `f` runs
 //! only `f::*p` holds it, and afterwards nothing does.
@@ -44,11 +45,12 @@ impl Program {
     /// The runs are exactly those of the program before. Returns the number of cells
     /// and parameters rewritten.
     pub fn unbox_pointer_cells(&mut self) -> usize {
-        let cands = candidates(self);
+        let aliases = arg_aliases(self);
+        let cands = candidates(self, &aliases);
         if cands.is_empty() {
             return 0;
         }
-        rewrite(self, &cands);
+        rewrite(self, &cands, &aliases);
         cands.len()
     }
 }
@@ -93,7 +95,7 @@ fn recursive_functions(prog: &Program) -> BTreeSet<FuncId> {
 /// pointer) and parameters of type `T**`, used only as the module docs allow, closed
 /// under the call bindings (a candidate is passed only to candidates, a candidate
 /// parameter receives only candidates).
-fn candidates(prog: &Program) -> BTreeSet<VarId> {
+fn candidates(prog: &Program, aliases: &BTreeMap<VarId, VarId>) -> BTreeSet<VarId> {
     let start = prog.graph[prog.entry].func;
     let recursive = recursive_functions(prog);
     let mut cands: BTreeSet<VarId> = (0..prog.vars.len())
@@ -109,7 +111,10 @@ fn candidates(prog: &Program) -> BTreeSet<VarId> {
         .collect();
     let mut allocs: BTreeMap<VarId, usize> = BTreeMap::new();
     for e in prog.graph.edge_weights() {
-        for x in misused(&e.op, &mut allocs) {
+        if is_alias_def(&e.op, aliases) {
+            continue;
+        }
+        for x in misused(&resolved(&e.op, aliases), &mut allocs) {
             cands.remove(&x);
         }
     }
@@ -121,17 +126,18 @@ fn candidates(prog: &Program) -> BTreeSet<VarId> {
             _ => n == 1,
         }
     });
-    let calls: Vec<(FuncId, &[Expr])> = prog
+    let calls: Vec<(FuncId, Vec<Expr>)> = prog
         .graph
         .edge_weights()
-        .filter_map(|e| match &e.op {
-            Op::Call { callee, args, .. } => Some((*callee, args.as_slice())),
+        .filter_map(|e| match resolved(&e.op, aliases) {
+            Op::Call { callee, args, .. } => Some((callee, args)),
             _ => None,
         })
         .collect();
     loop {
         let before = cands.len();
-        for &(callee, args) in &calls {
+        for (callee, args) in &calls {
+            let (callee, args) = (*callee, args.as_slice());
             let params = prog.functions.get(callee).map_or(&[][..], |f| &f.params);
             for (i, a) in args.iter().enumerate() {
                 if let Expr::Var(w) = a {
@@ -149,12 +155,85 @@ fn candidates(prog: &Program) -> BTreeSet<VarId> {
         }
         // a parameter nobody passes a cell to
         cands.retain(|&x| match prog.vars[x].scope {
-            Scope::Param(f) => calls.iter().any(|&(c, _)| c == f),
+            Scope::Param(f) => calls.iter().any(|(c, _)| *c == f),
             _ => true,
         });
         if cands.len() == before {
             return cands;
         }
+    }
+}
+
+/// The front end's temporaries that only carry a cell's address to a call (`t = &s;`
+/// then `f(t, g())`, when another argument is evaluated first): `t ↦ s` for each
+/// temporary of a `T **` type defined once, by a copy of another variable, and used
+/// only as whole call arguments.
+fn arg_aliases(prog: &Program) -> BTreeMap<VarId, VarId> {
+    let mut defs: BTreeMap<VarId, Vec<Option<VarId>>> = BTreeMap::new();
+    let mut other_use: BTreeSet<VarId> = BTreeSet::new();
+    for e in prog.graph.edge_weights() {
+        match &e.op {
+            Op::Assign {
+                dst,
+                src: Expr::Var(v),
+            } if dst != v => defs.entry(*dst).or_default().push(Some(*v)),
+            Op::Call { args, ret, .. } => {
+                if let Some(r) = ret {
+                    defs.entry(*r).or_default().push(None);
+                }
+                for a in args {
+                    if !matches!(a, Expr::Var(_)) {
+                        let mut vs = Vec::new();
+                        a.vars(&mut vs);
+                        other_use.extend(vs);
+                    }
+                }
+            }
+            op => {
+                let mut sink = BTreeMap::new();
+                for x in misused(op, &mut sink) {
+                    other_use.insert(x);
+                }
+                other_use.extend(sink.keys().copied());
+                if let Op::LoadIndirect { ptr, .. } | Op::StoreIndirect { ptr, .. } = op {
+                    other_use.insert(*ptr);
+                }
+            }
+        }
+    }
+    defs.into_iter()
+        .filter_map(|(t, d)| match d.as_slice() {
+            [Some(v)] => Some((t, *v)),
+            _ => None,
+        })
+        .filter(|(t, _)| {
+            matches!(prog.vars[*t].scope, Scope::Temp(_))
+                && cell_content(&prog.vars[*t].ty).is_some()
+                && !other_use.contains(t)
+        })
+        .collect()
+}
+
+/// `t = v` for an alias `t ↦ v` of [`arg_aliases`].
+fn is_alias_def(op: &Op, aliases: &BTreeMap<VarId, VarId>) -> bool {
+    matches!(op, Op::Assign { dst, src: Expr::Var(v) } if aliases.get(dst) == Some(v))
+}
+
+/// `op` with each call argument that is an alias replaced by the variable it copies.
+fn resolved(op: &Op, aliases: &BTreeMap<VarId, VarId>) -> Op {
+    match op {
+        Op::Call { callee, args, ret } => Op::Call {
+            callee: *callee,
+            args: args
+                .iter()
+                .map(|a| match a {
+                    Expr::Var(t) => Expr::Var(aliases.get(t).copied().unwrap_or(*t)),
+                    _ => a.clone(),
+                })
+                .collect(),
+            ret: *ret,
+        },
+        op => op.clone(),
     }
 }
 
@@ -231,8 +310,15 @@ fn content_vars(prog: &mut Program, cands: &BTreeSet<VarId>) -> BTreeMap<VarId, 
 
 /// Rewrites the candidates' edges (in their old order) and sets the parameters'
 /// content variables to `NULL` at the start.
-fn rewrite(prog: &mut Program, cands: &BTreeSet<VarId>) {
+fn rewrite(prog: &mut Program, cands: &BTreeSet<VarId>, aliases: &BTreeMap<VarId, VarId>) {
     let content = content_vars(prog, cands);
+    // only the aliases of rewritten cells (another variable's copy may be stale)
+    let aliases: BTreeMap<VarId, VarId> = aliases
+        .iter()
+        .filter(|(_, v)| content.contains_key(v))
+        .map(|(t, v)| (*t, *v))
+        .collect();
+    let aliases = &aliases;
     let edges: Vec<(Node, Node, Edge)> = prog
         .graph
         .edge_references()
@@ -244,7 +330,15 @@ fn rewrite(prog: &mut Program, cands: &BTreeSet<VarId>) {
             prog: &mut *prog,
             src: edge.src,
         };
-        match edge.op {
+        // a temporary that carried a rewritten cell's address is dead
+        let op = match edge.op {
+            Op::Assign {
+                dst,
+                src: Expr::Var(v),
+            } if aliases.get(&dst) == Some(&v) => Op::Skip,
+            op => resolved(&op, aliases),
+        };
+        match op {
             Op::Alloc { dst, .. } if content.contains_key(&dst) => {
                 b.step(from, Some(to), Op::Nondet { dst });
             }
@@ -367,6 +461,21 @@ int main(void) {
             .collect();
         assert_eq!(first.len(), 1);
         assert!(first[0].ends_with("= NULL"), "{first:?}");
+    }
+
+    /// `put(&s, mk())`: the front end copies `&s` into a temporary before it calls
+    /// `mk()`; the temporary only carries the address to the call.
+    #[test]
+    fn an_address_carried_by_a_temporary_is_followed() {
+        let src = "#include <stdlib.h>
+struct node { struct node *next; };
+struct node *mk(void) { struct node *n = malloc(sizeof(struct node)); if (!n) abort(); n->next = 0; return n; }
+void put(struct node **h, struct node *n) { n->next = *h; *h = n; }
+int main(void) { struct node *s = 0; put(&s, mk()); put(&s, mk()); return s == 0; }";
+        let text = program_to_text(&parse_c(src), None);
+        assert!(!text.contains("stack_alloc"), "{text}");
+        assert!(text.contains("put::*h = main::s"), "{text}");
+        assert!(text.contains("put(NULL, "), "{text}");
     }
 
     /// Each of these uses lets something else reach the cell (or compares its
