@@ -872,6 +872,22 @@ where
         }
     }
 
+    /// The ART nodes from the root to `n`, their locations, and the positions and
+    /// states of the merged ones (the parts of a [`RefineInput`] besides the path).
+    #[allow(clippy::type_complexity)]
+    fn path_nodes(&self, n: ArtId) -> (Vec<ArtId>, Vec<Node>, Vec<usize>, Vec<St<A>>) {
+        let nodes = self.art.nodes_to(n);
+        let locs: Vec<Node> = nodes.iter().map(|&m| self.art.nodes[m].loc).collect();
+        let merged: Vec<usize> = (0..nodes.len())
+            .filter(|&i| self.art.nodes[nodes[i]].merged)
+            .collect();
+        let merged_states = merged
+            .iter()
+            .map(|&i| self.art.nodes[nodes[i]].state.clone())
+            .collect();
+        (nodes, locs, merged, merged_states)
+    }
+
     /// A feasible path to a leak check whose replay does not leak: the abstraction
     /// tracks more ([`Abstraction::refine_leak`]) and the ART restarts from the root,
     /// or the search gives up.
@@ -882,15 +898,7 @@ where
             path.len(),
             crate::interp::render_path(prog, path)
         );
-        let nodes = self.art.nodes_to(n);
-        let locs: Vec<Node> = nodes.iter().map(|&m| self.art.nodes[m].loc).collect();
-        let merged: Vec<usize> = (0..nodes.len())
-            .filter(|&i| self.art.nodes[nodes[i]].merged)
-            .collect();
-        let merged_states: Vec<_> = merged
-            .iter()
-            .map(|&i| self.art.nodes[nodes[i]].state.clone())
-            .collect();
+        let (nodes, locs, merged, merged_states) = self.path_nodes(n);
         let none = Interpolants::default();
         let input = RefineInput {
             path,
@@ -940,15 +948,7 @@ where
         if opts.validate_interpolants && !itps.validated {
             return Next::GiveUp("interpolants were not validated".into());
         }
-        let nodes = self.art.nodes_to(n);
-        let locs: Vec<Node> = nodes.iter().map(|&m| self.art.nodes[m].loc).collect();
-        let merged: Vec<usize> = (0..nodes.len())
-            .filter(|&i| self.art.nodes[nodes[i]].merged)
-            .collect();
-        let merged_states: Vec<_> = merged
-            .iter()
-            .map(|&i| self.art.nodes[nodes[i]].state.clone())
-            .collect();
+        let (nodes, locs, merged, merged_states) = self.path_nodes(n);
         let input = RefineInput {
             path,
             nodes: &nodes,

@@ -724,7 +724,9 @@ impl Abstraction for HeapAbstraction {
     /// Every pointer group tracked on explicit heaps (struct types the shape domain
     /// already tracks stay there): the explicit heap decides the leak checks once it
     /// sees every allocated object ([`crate::explicit::ExplicitState::leak`]). When
-    /// nothing changes there, the shape-tracked types get every family of their
+    /// nothing changes there, FineTune along the path for each shape-tracked type (the
+    /// coarsest enabled SCG whose shape replay proves the check); when that finds
+    /// nothing either, the shape-tracked types get every family of their
     /// structure (the finest SCG of their binding: the shape domain tells reachable
     /// nodes from lost ones with `r[x, f]`, [`crate::shape::ShapeComp::proves_no_leak`],
     /// which needs the list's other facts to stay definite).
