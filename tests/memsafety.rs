@@ -30,6 +30,23 @@ fn verify_mem(f: &Path, property: &str, extra: &[&str]) -> (i32, String) {
     shapemc(&args)
 }
 
+/// Asserts that `verify` proves `file` under `property` (SAFE) and that
+/// `check-certificate` re-checks the certificate it writes into `dir` (VALID).
+fn assert_proved_with_checked_certificate(file: &Path, property: &str, dir: &Path) {
+    let f = file.to_str().unwrap();
+    let stem = file.file_stem().unwrap().to_str().unwrap();
+    let cert = dir.join(format!("{stem}-{property}.cert"));
+    let c = cert.to_str().unwrap();
+    let (code, out) = verify_mem(file, property, &["--certificate", c]);
+    assert_eq!(
+        (code, out.lines().next()),
+        (0, Some("SAFE")),
+        "{f} {property}: {out}"
+    );
+    let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
+    assert_eq!((code, out.trim()), (0, "VALID"), "{f} {property}");
+}
+
 /// The `mem_*` tasks of `benchmarks/` that carry `property`: (input, expected,
 /// expected subproperty).
 fn mem_tasks(property: Property) -> Vec<(std::path::PathBuf, bool, Option<String>)> {
@@ -205,18 +222,7 @@ fn leak_free_twins_are_proved_with_checked_certificates() {
         // FineTune's path replay starts with leak tracking (it did not: time-outs)
         ("mem_leak_last_node", "valid-memcleanup"),
     ] {
-        let file = dir.join(format!("{task}.c"));
-        let f = file.to_str().unwrap();
-        let cert = d.path().join(format!("{task}-{property}.cert"));
-        let c = cert.to_str().unwrap();
-        let (code, out) = verify_mem(&file, property, &["--certificate", c]);
-        assert_eq!(
-            (code, out.lines().next()),
-            (0, Some("SAFE")),
-            "{task}: {out}"
-        );
-        let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
-        assert_eq!((code, out.trim()), (0, "VALID"), "{task} {property}");
+        assert_proved_with_checked_certificate(&dir.join(format!("{task}.c")), property, d.path());
         let bug = dir.join(format!("{task}_bug.c"));
         let (code, out) = verify_mem(&bug, property, &[]);
         assert_ne!(code, 0, "{task}_bug: {out}");
@@ -259,19 +265,9 @@ fn a_leak_in_a_loop_without_end_is_found_at_the_loop_head() {
 #[test]
 fn a_stack_sentinel_is_no_leak() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/memsafety/mem_free_stack.c");
-    let f = file.to_str().unwrap();
     let d = tempfile::tempdir().unwrap();
     for property in ["valid-memsafety", "valid-memcleanup"] {
-        let cert = d.path().join(format!("{property}.cert"));
-        let c = cert.to_str().unwrap();
-        let (code, out) = verify_mem(&file, property, &["--certificate", c]);
-        assert_eq!(
-            (code, out.lines().next()),
-            (0, Some("SAFE")),
-            "{property}: {out}"
-        );
-        let (code, out) = shapemc(&["check-certificate", f, c, "--property", property]);
-        assert_eq!((code, out.trim()), (0, "VALID"), "{property}");
+        assert_proved_with_checked_certificate(&file, property, d.path());
     }
 }
 
@@ -293,17 +289,10 @@ fn shared_memsafety_tasks_with_cells_and_leak_finetune() {
         "list-simple__dll2n_remove_all",
         "list-simple__dll2c_prepend_equal",
     ] {
-        let file = dir.join(format!("{task}.c"));
-        let f = file.to_str().unwrap();
-        let cert = d.path().join(format!("{task}.cert"));
-        let c = cert.to_str().unwrap();
-        let (code, out) = verify_mem(&file, "valid-memsafety", &["--certificate", c]);
-        assert_eq!(
-            (code, out.lines().next()),
-            (0, Some("SAFE")),
-            "{task}: {out}"
+        assert_proved_with_checked_certificate(
+            &dir.join(format!("{task}.c")),
+            "valid-memsafety",
+            d.path(),
         );
-        let (code, out) = shapemc(&["check-certificate", f, c, "--property", "valid-memsafety"]);
-        assert_eq!((code, out.trim()), (0, "VALID"), "{task}");
     }
 }
