@@ -31,7 +31,9 @@
 //! - a scalar variable whose address is taken (`&x` anywhere in the file) becomes a
 //!   pointer variable (same name; parameters: `f::p#cell`) to a stack cell allocated at
 //!   the declaration (`Alloc { pointee: T, kind: Stack }`); reads/writes of `x` are
-//!   `LoadIndirect`/`StoreIndirect`, `&x` is the pointer itself;
+//!   `LoadIndirect`/`StoreIndirect`, `&x` is the pointer itself; after lowering, a
+//!   pointer-typed one that only its function and the callees it is passed to
+//!   dereference is a variable again ([`crate::cfa::cells`]);
 //! - `p->f` reads/writes are `Load`/`Store` (into a temporary `f::__tN` unless the
 //!   destination is a variable of the same type), `&p->f` is `FieldAddr`;
 //! - when a later operand has side effects (calls, assignments, `++`), earlier operand
