@@ -28,10 +28,10 @@
 //! variables rewritten: a candidate is used only by `*v` and `*p` accesses (always
 //! valid: the cell lives in a frame that is active) and as an argument bound to another
 //! candidate (directly, or through a front-end temporary that only carries the address
-//! to the call, `arg_aliases`); no call passes one cell twice, so the cells of the candidates of one
-//! frame are distinct; functions on a call cycle keep their cells. Moving the content
-//! rather than copying it keeps reachability exact for the leak checks: while `f` runs
-//! only `f::*p` holds it, and afterwards nothing does.
+//! to the call, `arg_aliases`); no call passes one cell twice, so the cells of the
+//! candidates of one frame are distinct; functions on a call cycle keep their cells.
+//! Moving the content rather than copying it keeps reachability exact for the leak
+//! checks: while `f` runs only `f::*p` holds it, and afterwards nothing does.
 
 use super::rewrite::{assign, Chain};
 use super::{AllocKind, Edge, Expr, FuncId, LocKind, Node, Op, Program, Scope, SrcLoc, Ty, VarId};
