@@ -355,7 +355,12 @@ fn rewrite(prog: &mut Program, cands: &BTreeSet<VarId>, aliases: &BTreeMap<VarId
             } => {
                 // (caller's content, callee's content) per candidate argument
                 let mut moved = Vec::new();
-                let params = b.prog.functions[callee].params.clone();
+                let params = b
+                    .prog
+                    .functions
+                    .get(callee)
+                    .map(|f| f.params.clone())
+                    .unwrap_or_default();
                 for (a, p) in args.iter_mut().zip(&params) {
                     if let Expr::Var(w) = a {
                         if let (Some(&cw), Some(&cp)) = (content.get(w), content.get(p)) {
