@@ -245,6 +245,7 @@ fn load_with_clang_args(
         malloc_never_fails,
         error_calls_as_calls: property.is_memory(),
         clang_args: clang_args.to_vec(),
+        ..Default::default()
     };
     let mut prog = crate::frontend::parse_file(file, &opts).map_err(|e| {
         eprintln!("{e}");

@@ -31,6 +31,9 @@ pub struct FrontendOptions {
     /// instead of both being error locations. `__VERIFIER_error()` and an undefined
     /// `reach_error()` stay error locations.
     pub error_calls_as_calls: bool,
+    /// Keep every address-taken pointer local a stack cell (no
+    /// [`crate::cfa::Program::unbox_pointer_cells`]): for tests that compare the two.
+    pub keep_pointer_cells: bool,
 }
 
 /// Header directory of the multiarch x86_64 glibc headers (usable for i386 too, except

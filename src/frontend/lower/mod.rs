@@ -242,7 +242,9 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     cx.assemble();
     cx.prog.entry = cx.prog.functions[start].entry;
     cx.prog.branch_pointer_comparisons();
-    cx.prog.unbox_pointer_cells();
+    if !opts.keep_pointer_cells {
+        cx.prog.unbox_pointer_cells();
+    }
     Ok(cx.prog)
 }
 
