@@ -467,3 +467,47 @@ fn leak_proofs_need_a_complete_component() {
     let incomplete = ShapeComp::initial(&class);
     assert!(!incomplete.subsumed_by(&empty) && empty.subsumed_by(&incomplete));
 }
+
+/// Issue #32 (forester sll-01-1, dll-01-2): a reach predicate over several fields
+/// (`r[x, inner, next]` of the tree classes) proves reachability where the edges into a
+/// summary node are only 1/2; one whose root is wild or not a root proves nothing.
+#[test]
+fn leak_proofs_use_reachability_along_several_fields() {
+    use crate::cfa::LeakCheck::Unreachable;
+    use crate::tvla::families as fam;
+    use crate::tvla::structure::Fact;
+    let class = fam::simple_class(
+        &["l"],
+        &["inner", "next"],
+        vec![fam::reach("l", &["inner", "next"])],
+    );
+    let next = PredSym::plain("next");
+    let facts = vec![
+        Fact::Unary(PredSym::with("pt", &["l"]), 0),
+        Fact::Binary(PredSym::plain("inner"), 1, 2),
+        Fact::Binary(next.clone(), 0, 1),
+        Fact::Binary(next.clone(), 1, 3),
+        Fact::Binary(PredSym::plain("inner"), 3, 4),
+    ];
+    let mut s = Structure::from_concrete(&class, 5, &facts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .blur();
+    let fi = s.vocab().field("next").unwrap();
+    let l = s.vocab().pt("l").unwrap();
+    let l = (0..s.len())
+        .find(|&u| s.get1(l, u) == Kleene::True)
+        .unwrap();
+    for u in 0..s.len() {
+        if s.get2(fi, l, u) != Kleene::False {
+            s.set2(fi, l, u, Kleene::Half);
+        }
+    }
+    assert!(s.len() < 5, "summary nodes: {s}");
+    let mut comp = ShapeComp::initial(&class);
+    comp.region = ShapeRegion::from_structures(class.clone(), [s]);
+    comp.complete = true;
+    let none = BTreeSet::new();
+    assert!(comp.proves_no_leak(Unreachable, &none, &none));
+    comp.wild_vars.insert("l".into());
+    assert!(!comp.proves_no_leak(Unreachable, &none, &none));
+}

@@ -289,9 +289,19 @@ fn after_free<'a>(
             let a = old(t[0]);
             (unreached(a, rm) || unreached(rm, a)).then(|| pre.get1(idx, a))
         }),
-        Family::Reach(..) => Box::new(move |t: &[usize]| {
-            (pre.get1(idx, rm) == Kleene::False).then(|| pre.get1(idx, old(t[0])))
-        }),
+        // no path from z's cell to v passes through rm when rm is not in r[z], or when
+        // z's cell is not rm and v is not reachable from rm (a leaf freed in a walk)
+        Family::Reach(z, _) => {
+            let z_off_rm = pre
+                .vocab()
+                .pt(z)
+                .is_some_and(|p| pre.get1(p, rm) == Kleene::False);
+            Box::new(move |t: &[usize]| {
+                let v = old(t[0]);
+                (pre.get1(idx, rm) == Kleene::False || (z_off_rm && unreached(rm, v)))
+                    .then(|| pre.get1(idx, v))
+            })
+        }
         Family::Seg(..) => return None,
     })
 }
@@ -445,7 +455,10 @@ fn reach_after_load<'a>(
     };
     let iy = ry.idx;
     let ny = *ny;
-    let exact = fields.len() == 1;
+    // every path from y's cell to another cell starts with its only F-edge, the one
+    // loaded (one field, or the others definitely without an edge: NULL, or an
+    // unknown value, which a structure represents without one)
+    let exact = fields.len() == 1 || only_edge(pre, fields, ny, f);
     let on_cycle = voc
         .instr
         .iter()
@@ -468,6 +481,28 @@ fn reach_after_load<'a>(
             None
         }
     }))
+}
+
+/// Whether the non-summary node `a` has exactly one edge along `fields`, a definite
+/// `f`-edge to a non-summary node (every other tuple `g(a, w)` definitely false).
+fn only_edge(s: &Structure, fields: &[String], a: usize, f: &str) -> bool {
+    if s.get1(SM, a) != Kleene::False {
+        return false;
+    }
+    let mut found = false;
+    for g in fields {
+        let Some(gi) = s.vocab().field(g) else {
+            return false;
+        };
+        for w in 0..s.len() {
+            match s.get2(gi, a, w) {
+                Kleene::False => {}
+                Kleene::True if g == f && !found && s.get1(SM, w) == Kleene::False => found = true,
+                _ => return false,
+            }
+        }
+    }
+    found
 }
 
 /// Some tracked pointer other than `x` points to `v` (`v` stays a cut point when `x`

@@ -366,3 +366,93 @@ fn free_keeps_cancellation_next_to_a_summary() {
         }
     }
 }
+
+/// A two-field class (`inner`, `next`: forester's lists whose nodes hang an inner node
+/// off a second field) with reachability from `l` and `x` along both fields.
+fn two_field_class() -> ShapeClass {
+    fam::simple_class(
+        &["l", "x", "e"],
+        &["inner", "next"],
+        vec![
+            fam::reach("l", &["inner", "next"]),
+            fam::reach("x", &["inner", "next"]),
+            fam::tc(&["inner", "next"]),
+        ],
+    )
+}
+
+#[test]
+fn freeing_a_leaf_below_a_root_keeps_reachability_along_two_fields() {
+    // l -inner-> e (a leaf), l -next-> a -next-> b: free(e) cuts no path from l to
+    // another cell (none passes through a cell without successors), so r[l, inner,
+    // next] stays 1 on the summary a, b even where the edge into it is only 1/2.
+    let c = two_field_class();
+    let (inner, next) = (PredSym::plain("inner"), PredSym::plain("next"));
+    let facts = vec![
+        Fact::Unary(PredSym::with("pt", &["l"]), 0),
+        Fact::Unary(PredSym::with("pt", &["e"]), 1),
+        Fact::Binary(inner, 0, 1),
+        Fact::Binary(next.clone(), 0, 2),
+        Fact::Binary(next.clone(), 2, 3),
+    ];
+    let mut s = Structure::from_concrete(&c, 4, &facts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .blur();
+    let rl = PredSym::with("r", &["l", "inner", "next"]);
+    let (Some((2, fi)), Some(pl)) = (s.vocab().lookup(&next), s.vocab().pt("l")) else {
+        panic!("vocabulary")
+    };
+    let l = (0..s.len())
+        .find(|&u| s.get1(pl, u) == Kleene::True)
+        .unwrap();
+    let tail = (0..s.len()).find(|&u| s.is_summary(u)).unwrap();
+    s.set2(fi, l, tail, Kleene::Half);
+    let tc = s
+        .vocab()
+        .lookup(&PredSym::with("tc", &["inner", "next"]))
+        .unwrap()
+        .1;
+    s.set2(tc, l, tail, Kleene::Half);
+    assert_eq!(s.value(&rl, &[tail]), Kleene::True);
+    let r = post(&s, &c, &PtrOp::Free { x: "e".into() });
+    assert!(!r.structures.is_empty());
+    for t in &r.structures {
+        assert!(true_everywhere(t, &rl), "{t}");
+    }
+}
+
+#[test]
+fn loading_the_only_successor_keeps_reachability_along_two_fields() {
+    // l -next-> m -next-> a -next-> b, every `inner` NULL: x = l->next; every path
+    // from l to another cell starts with l's only edge, so what r[l, inner, next]
+    // knows of the cells after m carries over to r[x, inner, next].
+    let c = two_field_class();
+    let next = PredSym::plain("next");
+    let mut facts = vec![Fact::Unary(PredSym::with("pt", &["l"]), 0)];
+    for i in 0..3 {
+        facts.push(Fact::Binary(next.clone(), i, i + 1));
+    }
+    let s = Structure::from_concrete(&c, 4, &facts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .blur();
+    let op = PtrOp::Load {
+        x: "x".into(),
+        y: "l".into(),
+        field: "next".into(),
+    };
+    let r = post(&s, &c, &op);
+    assert!(!r.structures.is_empty());
+    let (rl, rx) = (
+        PredSym::with("r", &["l", "inner", "next"]),
+        PredSym::with("r", &["x", "inner", "next"]),
+    );
+    let pl = PredSym::with("pt", &["l"]);
+    for t in &r.structures {
+        for u in 0..t.len() {
+            if t.value(&pl, &[u]) == Kleene::False {
+                assert_eq!(t.value(&rx, &[u]), t.value(&rl, &[u]), "{t}");
+                assert_eq!(t.value(&rx, &[u]), Kleene::True, "{t}");
+            }
+        }
+    }
+}
