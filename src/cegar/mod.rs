@@ -315,31 +315,46 @@ type Pr<A> = <<A as Abstraction>::Cpa as Cpa>::Prec;
 pub const HUNT_RUNS: u64 = 256;
 /// Wall-clock budget of those runs.
 const HUNT_BUDGET: Duration = Duration::from_secs(2);
+/// Random runs tried under unreach-call before the first ART (the first seeds of
+/// [`HUNT_RUNS`]; the hunt before an UNKNOWN answer goes on from the next one): a bug
+/// that one run in a few reaches is then answered in well under a second instead of
+/// after the abstraction gives up.
+const EARLY_HUNT_RUNS: u64 = 64;
+/// Wall-clock budget of those runs (their confirmation by Z3 included).
+const EARLY_HUNT_BUDGET: Duration = Duration::from_millis(500);
 
-/// The first of [`HUNT_RUNS`] random runs (within [`HUNT_BUDGET`]) that reaches an
-/// error location, as a counterexample: its path must be feasible for Z3 and replay to
-/// the error with Z3's model (the same evidence as an UNSAFE from the ART). Used when
-/// the abstraction gives up, so that a bug a refinement cannot explain (data the
-/// domains do not track, a limit) is still reported.
+/// The first random run of `seeds` (within `budget`) that reaches an error location,
+/// as a counterexample: its path must be feasible for Z3 and replay to the error with
+/// Z3's model (the same evidence as an UNSAFE from the ART). Used before the first ART
+/// ([`EARLY_HUNT_RUNS`]) and when the abstraction gives up, so that a bug a refinement
+/// cannot explain (data the domains do not track, a limit) is still reported.
 fn hunt_error(
     prog: &Program,
     opts: &CegarOptions,
     deadline: Option<Instant>,
+    seeds: std::ops::Range<u64>,
+    budget: Duration,
 ) -> Option<(u64, Counterexample)> {
     // past the deadline (a time limit ended the search) only a short look
     let now = Instant::now();
-    let mut stop = now + HUNT_BUDGET;
+    let mut stop = now + budget;
     // Z3's confirmation of a run that reaches the error may take longer than the runs,
     // but not past the deadline (plus the short look)
-    let hard_stop = deadline.map(|d| d.max(now) + HUNT_BUDGET / 4);
+    let hard_stop = deadline.map(|d| d.max(now) + budget / 4);
     if let Some(h) = hard_stop {
         stop = stop.min(h);
     }
+    // the early hunt ([`EARLY_HUNT_BUDGET`]) confirms within its budget too
+    let confirm_by = if budget < HUNT_BUDGET {
+        Some(stop)
+    } else {
+        hard_stop
+    };
     let limits = Limits {
         max_steps: SANITY_STEPS,
         malloc_never_fails: prog.malloc_never_fails,
     };
-    for seed in 0..HUNT_RUNS {
+    for seed in seeds {
         if Instant::now() >= stop {
             return None;
         }
@@ -347,7 +362,7 @@ fn hunt_error(
         if !run.outcome.is_error() {
             continue;
         }
-        let timeout_ms = timeout_until(opts.smt_timeout_ms, hard_stop, Instant::now())?;
+        let timeout_ms = timeout_until(opts.smt_timeout_ms, confirm_by, Instant::now())?;
         let smt = SmtOptions {
             timeout_ms,
             ..SmtOptions::default()
@@ -427,8 +442,9 @@ where
     Pr<A>: Clone + Serialize,
 {
     let mut search = Search::new(prog, abs, opts);
-    // a memory property: leaks are found by random runs only, so they run first
-    // (cheap, at most a few seconds) rather than after a time limit
+    // random runs first (cheap): under a memory property leaks are found by them
+    // only (at most a few seconds); under unreach-call a shallow bug is answered at once
+    // (at most half a second)
     if let Some(cex) = search.hunt_first() {
         return search.finish(Verdict::Unsafe, None, Some(cex));
     }
@@ -554,7 +570,13 @@ where
             return self.finish(Verdict::Unknown(why), None, None);
         }
         let t = Instant::now();
-        let hunt = hunt_error(self.prog, self.opts, self.deadline);
+        let hunt = hunt_error(
+            self.prog,
+            self.opts,
+            self.deadline,
+            EARLY_HUNT_RUNS..HUNT_RUNS,
+            HUNT_BUDGET,
+        );
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         if let Some((seed, cex)) = hunt {
             let line = format!(
@@ -576,7 +598,23 @@ where
     /// one (its subproperty recorded).
     fn hunt_first(&mut self) -> Option<Counterexample> {
         if !self.opts.property.is_memory() {
-            return None;
+            let t = Instant::now();
+            let hunt = hunt_error(
+                self.prog,
+                self.opts,
+                self.deadline,
+                0..EARLY_HUNT_RUNS,
+                EARLY_HUNT_BUDGET,
+            );
+            self.stats.time_replay_s += t.elapsed().as_secs_f64();
+            let (seed, cex) = hunt?;
+            let line = format!(
+                "random run {seed} reaches the error, a path of {} steps that Z3 finds feasible and that replays",
+                cex.path.len()
+            );
+            tracing::info!("{line}");
+            self.log.push(line);
+            return Some(cex);
         }
         let found = self.hunt_memory()?;
         Some(self.record_violation("", found))
