@@ -296,3 +296,29 @@ fn shared_memsafety_tasks_with_cells_and_leak_finetune() {
         );
     }
 }
+
+/// Issue #32, session 24: lists whose nodes hang inner nodes off a second field
+/// (forester sll-01-1, dll-01-2: the tree classes' `r[x, inner, next]` counts in the
+/// leak check, and survives freeing the inner leaf and `end = list->next` in the
+/// destroy loop) and a cyclic list destroyed from its sentinel (sll-circular-1).
+#[test]
+fn shared_memsafety_tasks_with_reachability_along_two_fields() {
+    let Some(dir) = bench_util::shared_bench_path(
+        "shared_memsafety_tasks_with_reachability_along_two_fields",
+        "svcomp",
+    ) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    for task in [
+        "forester-heap__sll-01-1",
+        "forester-heap__dll-01-2",
+        "forester-heap__sll-circular-1",
+    ] {
+        assert_proved_with_checked_certificate(
+            &dir.join(format!("{task}.c")),
+            "valid-memsafety",
+            d.path(),
+        );
+    }
+}
