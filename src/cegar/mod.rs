@@ -327,14 +327,17 @@ const EARLY_HUNT_BUDGET: Duration = Duration::from_millis(500);
 /// as a counterexample: its path must be feasible for Z3 and replay to the error with
 /// Z3's model (the same evidence as an UNSAFE from the ART). Used before the first ART
 /// ([`EARLY_HUNT_RUNS`]) and when the abstraction gives up, so that a bug a refinement
-/// cannot explain (data the domains do not track, a limit) is still reported.
+/// cannot explain (data the domains do not track, a limit) is still reported. Without
+/// one, the seeds whose run reached the error but whose path Z3 could not decide in the
+/// time left (the hunt before UNKNOWN tries them again first).
 fn hunt_error(
     prog: &Program,
     opts: &CegarOptions,
     deadline: Option<Instant>,
-    seeds: std::ops::Range<u64>,
+    seeds: impl IntoIterator<Item = u64>,
     budget: Duration,
-) -> Option<(u64, Counterexample)> {
+) -> Result<(u64, Counterexample), Vec<u64>> {
+    let mut unconfirmed = Vec::new();
     // past the deadline (a time limit ended the search) only a short look
     let now = Instant::now();
     let mut stop = now + budget;
@@ -356,19 +359,28 @@ fn hunt_error(
     };
     for seed in seeds {
         if Instant::now() >= stop {
-            return None;
+            break;
         }
         let run = crate::interp::run_random(prog, seed, &limits);
         if !run.outcome.is_error() {
             continue;
         }
-        let timeout_ms = timeout_until(opts.smt_timeout_ms, confirm_by, Instant::now())?;
+        let Some(timeout_ms) = timeout_until(opts.smt_timeout_ms, confirm_by, Instant::now())
+        else {
+            unconfirmed.push(seed);
+            break;
+        };
         let smt = SmtOptions {
             timeout_ms,
             ..SmtOptions::default()
         };
         let model = match crate::smt::check_path_with(prog, &run.trace, &smt) {
             Ok(crate::smt::Feasibility::Feasible(m)) => m,
+            Err(crate::smt::SmtError::Solver(why)) if Instant::now() >= stop => {
+                tracing::debug!("random run {seed} reaches the error; Z3 ran out of time ({why})");
+                unconfirmed.push(seed);
+                break;
+            }
             other => {
                 tracing::warn!(
                     "random run {seed} reaches the error but its path is not feasible for Z3: {}",
@@ -388,9 +400,9 @@ fn hunt_error(
             );
             continue;
         }
-        return Some((seed, counterexample(prog, run.trace, inputs, &replay)));
+        return Ok((seed, counterexample(prog, run.trace, inputs, &replay)));
     }
-    None
+    Err(unconfirmed)
 }
 
 /// Replays `path` with the inputs of Z3's `model` of its path formula.
@@ -490,6 +502,9 @@ struct Search<'a, A: Abstraction> {
     undefined: Vec<(LocKind, String)>,
     /// The violated subproperty of an UNSAFE answer under a memory property.
     violated: Option<crate::spec::Subproperty>,
+    /// Seeds of the early hunt whose run reached the error but which Z3 did not decide
+    /// in its budget ([`hunt_error`]).
+    unconfirmed: Vec<u64>,
 }
 
 impl<'a, A: Abstraction> Search<'a, A>
@@ -523,6 +538,7 @@ where
             bopts,
             undefined: Vec::new(),
             violated: None,
+            unconfirmed: Vec::new(),
         }
     }
 
@@ -570,13 +586,11 @@ where
             return self.finish(Verdict::Unknown(why), None, None);
         }
         let t = Instant::now();
-        let hunt = hunt_error(
-            self.prog,
-            self.opts,
-            self.deadline,
-            EARLY_HUNT_RUNS..HUNT_RUNS,
-            HUNT_BUDGET,
-        );
+        let seeds: Vec<u64> = std::mem::take(&mut self.unconfirmed)
+            .into_iter()
+            .chain(EARLY_HUNT_RUNS..HUNT_RUNS)
+            .collect();
+        let hunt = hunt_error(self.prog, self.opts, self.deadline, seeds, HUNT_BUDGET).ok();
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         if let Some((seed, cex)) = hunt {
             let line = format!(
@@ -607,7 +621,13 @@ where
                 EARLY_HUNT_BUDGET,
             );
             self.stats.time_replay_s += t.elapsed().as_secs_f64();
-            let (seed, cex) = hunt?;
+            let (seed, cex) = match hunt {
+                Ok(found) => found,
+                Err(unconfirmed) => {
+                    self.unconfirmed = unconfirmed;
+                    return None;
+                }
+            };
             let line = format!(
                 "random run {seed} reaches the error, a path of {} steps that Z3 finds feasible and that replays",
                 cex.path.len()
