@@ -182,15 +182,15 @@ pub trait Abstraction {
     }
     /// Called when a path to a leak check ([`LocKind::MemLeak`]) is feasible but its
     /// replay does not leak: the domains could not decide the check. `input` is the
-    /// path with its ART nodes (no interpolants: the path is feasible). Returns whether
-    /// the precision changed (the ART is then rebuilt from the root). Default: no
-    /// change (the search gives up).
+    /// path with its ART nodes (no interpolants: the path is feasible). Returns
+    /// what changed in the precision, one line each (the ART is then rebuilt from the
+    /// root); empty when nothing did (the search gives up), the default.
     fn refine_leak(
         &mut self,
         _prog: &Program,
         _input: &RefineInput<'_, <Self::Cpa as Cpa>::State>,
-    ) -> bool {
-        false
+    ) -> Vec<String> {
+        Vec::new()
     }
     /// Called once per build with the deadline (so domains can bound their own solver
     /// calls). Default: nothing.
@@ -966,7 +966,8 @@ where
             merged: &merged,
             merged_states: &merged_states,
         };
-        if !self.abs.refine_leak(prog, &input) {
+        let added = self.abs.refine_leak(prog, &input);
+        if added.is_empty() {
             let at = path.last().map(|s| prog.step_edge(*s).src);
             return Next::GiveUp(format!(
                 "no proof of {}: a possible leak at {} (a feasible path of {} steps whose replay does not leak) that the abstraction cannot rule out",
@@ -977,9 +978,10 @@ where
         }
         self.stats.refinements_pred += 1;
         let line = format!(
-            "refinement {}: a possible leak (path of {} steps) that does not replay: every heap-allocated type tracked on explicit heaps",
+            "refinement {}: a possible leak (path of {} steps) that does not replay: {}",
             self.stats.refinements(),
-            path.len()
+            path.len(),
+            added.join(", ")
         );
         tracing::info!("{line}");
         self.log.push(line);

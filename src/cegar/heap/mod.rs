@@ -729,17 +729,19 @@ impl Abstraction for HeapAbstraction {
     /// nothing either, the shape-tracked types get every family of their
     /// structure (the finest SCG of their binding: the shape domain tells reachable
     /// nodes from lost ones with `r[x, f]`, [`crate::shape::ShapeComp::proves_no_leak`],
-    /// which needs the list's other facts to stay definite).
-    fn refine_leak(&mut self, prog: &Program, input: &RefineInput<'_, HeapState>) -> bool {
+    /// which needs the list's other facts to stay definite). Returns what changed.
+    fn refine_leak(&mut self, prog: &Program, input: &RefineInput<'_, HeapState>) -> Vec<String> {
         let groups: BTreeSet<PtrGroup> = (0..prog.vars.len())
             .filter_map(|x| PtrGroup::of(prog, x))
             .collect();
-        let mut changed = false;
+        let mut added = Vec::new();
         for g in groups {
-            changed |= self.track_group(prog, g);
+            if self.track_group(prog, g) {
+                added.push(format!("track {} explicitly", g.name(prog)));
+            }
         }
-        if changed {
-            return true;
+        if !added.is_empty() {
+            return added;
         }
         // FineTune along the path: the coarsest SCG (of any enabled structure) under
         // which the shape replay of the path proves its leak check
@@ -753,18 +755,17 @@ impl Abstraction for HeapAbstraction {
             .collect();
         for (s, m, d) in shaped {
             if let Some(m2) = self.fine_tune_type(prog, s, &m, &d, input, None) {
-                tracing::info!(
-                    "struct {}: SCG {m} → {m2} for a leak check",
-                    struct_name(prog, s)
-                );
-                changed |= self.set_shape(prog, s, m2, d);
+                let line = format!("struct {}: SCG {m} → {m2}", struct_name(prog, s));
+                if self.set_shape(prog, s, m2, d) {
+                    added.push(line);
+                }
             }
         }
-        if changed {
-            return true;
+        if !added.is_empty() {
+            return added;
         }
         let Some(lat) = &self.lattice else {
-            return false;
+            return added;
         };
         let finest: Vec<(StructId, Scg, TrackingDef)> = self
             .types
@@ -782,9 +783,15 @@ impl Abstraction for HeapAbstraction {
             })
             .collect();
         for (s, m, d) in finest {
-            changed |= self.set_shape(prog, s, m, d);
+            let line = format!(
+                "struct {}: the finest SCG of its structure, {m}",
+                struct_name(prog, s)
+            );
+            if self.set_shape(prog, s, m, d) {
+                added.push(line);
+            }
         }
-        changed
+        added
     }
 
     /// See [`HeapAbstraction::refine_path`].
