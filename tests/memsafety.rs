@@ -272,30 +272,39 @@ fn a_stack_sentinel_is_no_leak() {
     }
 }
 
-/// Issue #32, shared SV-COMP tasks this session's changes prove under valid-memsafety,
-/// each with a certificate that `check-certificate` re-checks: lists whose root is a
+/// Proves each of the shared svcomp `tasks` under valid-memsafety with a certificate
+/// that `check-certificate` re-checks (`test`: the name a skip is recorded under);
+/// returns `verify`'s output per task, or None when the shared benchmarks are missing.
+fn prove_shared_memsafety(test: &str, tasks: &[&str]) -> Option<Vec<String>> {
+    let dir = bench_util::shared_bench_path(test, "svcomp")?;
+    let d = tempfile::tempdir().unwrap();
+    Some(
+        tasks
+            .iter()
+            .map(|task| {
+                assert_proved_with_checked_certificate(
+                    &dir.join(format!("{task}.c")),
+                    "valid-memsafety",
+                    d.path(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Issue #32, shared SV-COMP tasks proved under valid-memsafety: lists whose root is a
 /// local passed as `&s` (`cfa::cells`) and a circular DLL whose leak checks need a
 /// FineTune along the feasible path (`refine_leak`).
 #[test]
 fn shared_memsafety_tasks_with_cells_and_leak_finetune() {
-    let Some(dir) = bench_util::shared_bench_path(
+    prove_shared_memsafety(
         "shared_memsafety_tasks_with_cells_and_leak_finetune",
-        "svcomp",
-    ) else {
-        return;
-    };
-    let d = tempfile::tempdir().unwrap();
-    for task in [
-        "list-simple__sll2n_insert_equal",
-        "list-simple__dll2n_remove_all",
-        "list-simple__dll2c_prepend_equal",
-    ] {
-        assert_proved_with_checked_certificate(
-            &dir.join(format!("{task}.c")),
-            "valid-memsafety",
-            d.path(),
-        );
-    }
+        &[
+            "list-simple__sll2n_insert_equal",
+            "list-simple__dll2n_remove_all",
+            "list-simple__dll2c_prepend_equal",
+        ],
+    );
 }
 
 /// Issue #32, session 24: lists whose nodes hang inner nodes off a second field
@@ -304,31 +313,24 @@ fn shared_memsafety_tasks_with_cells_and_leak_finetune() {
 /// destroy loop) and a cyclic list destroyed from its sentinel (sll-circular-1).
 #[test]
 fn shared_memsafety_tasks_with_reachability_along_two_fields() {
-    let Some(dir) = bench_util::shared_bench_path(
+    let Some(outs) = prove_shared_memsafety(
         "shared_memsafety_tasks_with_reachability_along_two_fields",
-        "svcomp",
+        &[
+            "forester-heap__sll-01-1",
+            "forester-heap__dll-01-2",
+            "forester-heap__sll-circular-1",
+        ],
     ) else {
         return;
     };
-    let d = tempfile::tempdir().unwrap();
-    for task in [
-        "forester-heap__sll-01-1",
-        "forester-heap__dll-01-2",
-        "forester-heap__sll-circular-1",
-    ] {
-        let out = assert_proved_with_checked_certificate(
-            &dir.join(format!("{task}.c")),
-            "valid-memsafety",
-            d.path(),
-        );
-        // the log names what a leak refinement changed (it used to say "every
-        // heap-allocated type tracked on explicit heaps" whatever it did)
-        if task.ends_with("sll-01-1") {
-            assert!(
-                out.contains("that does not replay: struct TSLL: SCG tree"),
-                "{out}"
-            );
-        }
+    // the log names what a leak refinement changed (it used to say "every
+    // heap-allocated type tracked on explicit heaps" whatever it did)
+    assert!(
+        outs[0].contains("that does not replay: struct TSLL: SCG tree"),
+        "{}",
+        outs[0]
+    );
+    for out in &outs {
         assert!(!out.contains("every heap-allocated type tracked"), "{out}");
     }
 }

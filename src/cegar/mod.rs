@@ -323,8 +323,9 @@ const EARLY_HUNT_RUNS: u64 = 64;
 /// Wall-clock budget of those runs (their confirmation by Z3 included).
 const EARLY_HUNT_BUDGET: Duration = Duration::from_millis(500);
 
-/// The first random run of `seeds` (within `budget`) that reaches an error location,
-/// as a counterexample: its path must be feasible for Z3 and replay to the error with
+/// The first random run of `seeds` (within `budget`; Z3's confirmation too when
+/// `confirm_in_budget`, else until shortly after the deadline) that reaches an error
+/// location, as a counterexample: its path must be feasible for Z3 and replay to the error with
 /// Z3's model (the same evidence as an UNSAFE from the ART). Used before the first ART
 /// ([`EARLY_HUNT_RUNS`]) and when the abstraction gives up, so that a bug a refinement
 /// cannot explain (data the domains do not track, a limit) is still reported. Without
@@ -336,6 +337,7 @@ fn hunt_error(
     deadline: Option<Instant>,
     seeds: impl IntoIterator<Item = u64>,
     budget: Duration,
+    confirm_in_budget: bool,
 ) -> Result<(u64, Counterexample), Vec<u64>> {
     let mut unconfirmed = Vec::new();
     // past the deadline (a time limit ended the search) only a short look
@@ -347,8 +349,7 @@ fn hunt_error(
     if let Some(h) = hard_stop {
         stop = stop.min(h);
     }
-    // the early hunt ([`EARLY_HUNT_BUDGET`]) confirms within its budget too
-    let confirm_by = if budget < HUNT_BUDGET {
+    let confirm_by = if confirm_in_budget {
         Some(stop)
     } else {
         hard_stop
@@ -590,7 +591,15 @@ where
             .into_iter()
             .chain(EARLY_HUNT_RUNS..HUNT_RUNS)
             .collect();
-        let hunt = hunt_error(self.prog, self.opts, self.deadline, seeds, HUNT_BUDGET).ok();
+        let hunt = hunt_error(
+            self.prog,
+            self.opts,
+            self.deadline,
+            seeds,
+            HUNT_BUDGET,
+            false,
+        )
+        .ok();
         self.stats.time_replay_s += t.elapsed().as_secs_f64();
         if let Some((seed, cex)) = hunt {
             let line = format!(
@@ -619,6 +628,7 @@ where
                 self.deadline,
                 0..EARLY_HUNT_RUNS,
                 EARLY_HUNT_BUDGET,
+                true,
             );
             self.stats.time_replay_s += t.elapsed().as_secs_f64();
             let (seed, cex) = match hunt {

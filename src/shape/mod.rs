@@ -303,10 +303,9 @@ impl ShapeComp {
             .filter(|x| !stack.contains(x) || stack_roots.contains(x))
             .collect();
         let fields = tracked_fields(self.class());
-        let reach = reach_preds(self.class(), &roots, &fields);
         self.region.structures().all(|s| match check {
             LeakCheck::Unfreed => (0..s.len()).all(|u| points_definitely(s, &on_stack, u)),
-            LeakCheck::Unreachable => all_reachable(s, &roots, &on_stack, &fields, &reach),
+            LeakCheck::Unreachable => all_reachable(s, &roots, &on_stack, &fields),
         })
     }
     /// The class of the component.
@@ -352,46 +351,35 @@ fn points_definitely(s: &Structure, xs: &[String], u: usize) -> bool {
         .any(|x| s.value(&PredSym::with("pt", &[x.as_str()]), &[u]) == crate::tvla::Kleene::True)
 }
 
-/// The instrumentation predicates of `class` that imply definite reachability from a
-/// root: recognised by name *and* definition ([`crate::tvla::families::recognize`]) as
-/// a reach `r[x, F]` or a segment `rs[x, F]` (a subset of the reach) of a root `x`
-/// over tracked fields `F` only (`r[x, inner, next]` of a tree class included: a list
-/// whose nodes hang inner nodes off a second field).
-fn reach_preds(class: &ShapeClass, roots: &[String], fields: &[String]) -> Vec<PredSym> {
-    use crate::tvla::families::{recognize, Family};
-    class
+/// Whether every node of `s` is a stack node (see [`points_definitely`]) or definitely
+/// reachable from the variables `roots` (see [`ShapeComp::proves_no_leak`]): pointed to
+/// by one, definitely in a reach `r[x, F]` or segment `rs[x, F]` (a subset of the
+/// reach) of a root `x` over tracked fields `F` only (the families the vocabulary
+/// recognised by name *and* definition; `r[x, inner, next]` of a tree class included: a
+/// list whose nodes hang inner nodes off a second field), or the target of a definite
+/// edge of a tracked field from a reachable node.
+fn all_reachable(s: &Structure, roots: &[String], stack: &[String], fields: &[String]) -> bool {
+    use crate::tvla::families::Family;
+    use crate::tvla::Kleene;
+    let reach: Vec<usize> = s
+        .vocab()
         .instr
         .iter()
-        .filter(|p| p.arity == 1)
-        .filter(|p| match recognize(p) {
+        .filter(|i| match &i.family {
             Some(Family::Reach(x, fs) | Family::Seg(x, fs)) => {
-                roots.contains(&x) && fs.iter().all(|f| fields.contains(f))
+                i.arity == 1 && roots.contains(x) && fs.iter().all(|f| fields.contains(f))
             }
             _ => false,
         })
-        .map(|p| p.sym.clone())
-        .collect()
-}
-
-/// Whether every node of `s` is a stack node (see [`points_definitely`]) or definitely
-/// reachable from the variables `roots` (see [`ShapeComp::proves_no_leak`]): pointed to
-/// by one, definitely in one of the `reach` predicates ([`reach_preds`]), or the target
-/// of a definite edge of a tracked field from a reachable node.
-fn all_reachable(
-    s: &Structure,
-    roots: &[String],
-    stack: &[String],
-    fields: &[String],
-    reach: &[PredSym],
-) -> bool {
-    use crate::tvla::Kleene;
+        .map(|i| i.idx)
+        .collect();
     let n = s.len();
     let mut reached = vec![false; n];
     for (u, r) in reached.iter_mut().enumerate() {
         *r = roots
             .iter()
             .any(|x| s.value(&PredSym::with("pt", &[x.as_str()]), &[u]) == Kleene::True)
-            || reach.iter().any(|p| s.value(p, &[u]) == Kleene::True);
+            || reach.iter().any(|&p| s.get1(p, u) == Kleene::True);
     }
     let edges: Vec<PredSym> = fields.iter().map(|f| PredSym::plain(f.clone())).collect();
     let mut todo: Vec<usize> = (0..n).filter(|&u| reached[u]).collect();
