@@ -88,6 +88,12 @@ pub struct VerifyArgs {
     /// (treep_rotate_left 8 s → time-out at 60 s, acyclic_list_remove 4.5 → 15 s).
     #[arg(long, help_heading = "Experiments")]
     pub local_scg: bool,
+    /// Experiment: field equalities `f == k` that a range of the tracking definition
+    /// covers (`f >= 0`, `f <= 1`) do not name summary nodes until a refinement needs
+    /// them; default: they always do. The portfolio (`--jobs` ≥ 2) analyses the
+    /// promoted program both ways.
+    #[arg(long, help_heading = "Experiments")]
+    pub lazy_value_names: bool,
     /// Experiment: track possibly uninitialised or dangling fields with per-variable
     /// flags (when the variable dies the field becomes unknown in every cell) instead
     /// of the per-cell predicate `un[f]` (default). Measured: 9 fewer svcomp tasks
@@ -170,6 +176,7 @@ impl Default for VerifyArgs {
             separate_mentioned_only: false,
             no_partial_join: false,
             local_scg: false,
+            lazy_value_names: false,
             per_variable_uninit: false,
             no_merge: false,
             promote: Promote::Auto,
@@ -366,6 +373,8 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
 enum Side {
     AsWritten,
     Promoted,
+    /// The promoted program with `--lazy-value-names`.
+    PromotedLazy,
 }
 
 /// The program as written and the promoted program analysed at once, on two threads
@@ -382,18 +391,26 @@ fn verify_portfolio(
     note: String,
 ) -> VerifyReport {
     let started = std::time::Instant::now();
-    let (tx, rx) = crossbeam::channel::bounded::<(Side, VerifyReport)>(2);
-    let cancel = [crate::art::Cancel::default(), crate::art::Cancel::default()];
+    let (tx, rx) = crossbeam::channel::bounded::<(Side, VerifyReport)>(3);
+    let cancel = [
+        crate::art::Cancel::default(),
+        crate::art::Cancel::default(),
+        crate::art::Cancel::default(),
+    ];
     let spawn = |side: Side,
                  prog: crate::cfa::Program,
                  explicit: Vec<crate::cfa::VarId>,
                  cancel: crate::art::Cancel| {
         let tx = tx.clone();
-        let args = args.clone();
+        let mut args = args.clone();
         let parent = tracing::Span::current();
         let (name, variant) = match side {
             Side::AsWritten => ("as-written", ProgramVariant::AsWritten),
             Side::Promoted => ("promoted", ProgramVariant::Promoted),
+            Side::PromotedLazy => {
+                args.lazy_value_names = true;
+                ("promoted-lazy", ProgramVariant::Promoted)
+            }
         };
         // a thread that cannot start leaves its side unanswered: the other decides
         let spawned = std::thread::Builder::new()
@@ -417,6 +434,18 @@ fn verify_portfolio(
         }
     };
     spawn(Side::AsWritten, prog.clone(), Vec::new(), cancel[0].clone());
+    // the promoted program twice, with and without field values naming summaries
+    // from the start: neither is coarser, and which one proves a program depends on
+    // the route its refinements take (benchmarks/README.md, session 25)
+    let lazy = !args.lazy_value_names;
+    if lazy {
+        spawn(
+            Side::PromotedLazy,
+            promoted.program.clone(),
+            promoted.finite_vars.clone(),
+            cancel[2].clone(),
+        );
+    }
     spawn(
         Side::Promoted,
         promoted.program,
@@ -429,32 +458,45 @@ fn verify_portfolio(
     )];
     let mut as_written: Option<VerifyReport> = None;
     let mut promoted_line: Option<String> = None;
+    let mut promoted_left = if lazy { 2 } else { 1 };
+    let cancel_all = || cancel.iter().for_each(|c| c.cancel());
     while let Ok((side, rep)) = rx.recv() {
         match side {
-            Side::Promoted if rep.verdict == Verdict::Safe => {
-                cancel[0].cancel();
-                log.push(note.clone());
+            Side::Promoted | Side::PromotedLazy if rep.verdict == Verdict::Safe => {
+                cancel_all();
+                log.push(match side {
+                    Side::PromotedLazy => format!("{note} (lazy value names)"),
+                    _ => note.clone(),
+                });
                 log.push(wait_for_cancelled(&rx));
                 let mut rep = rep;
                 rep.log.splice(0..0, log);
                 rep.stats.time_total_s = started.elapsed().as_secs_f64();
                 return rep;
             }
-            Side::Promoted => {
+            Side::Promoted | Side::PromotedLazy => {
                 let line = format!(
-                    "{note}: {} after {:.2} s",
+                    "{note}{}: {} after {:.2} s",
+                    if side == Side::PromotedLazy {
+                        " (lazy value names)"
+                    } else {
+                        ""
+                    },
                     rep.verdict.line(),
                     rep.stats.time_total_s
                 );
                 tracing::info!("{line}");
-                promoted_line = Some(line);
-                if as_written.is_some() {
+                promoted_line = Some(match promoted_line {
+                    Some(l) => format!("{l}; {line}"),
+                    None => line,
+                });
+                promoted_left -= 1;
+                if as_written.is_some() && promoted_left == 0 {
                     break;
                 }
             }
             Side::AsWritten => {
-                let decided =
-                    !matches!(rep.verdict, Verdict::Unknown(_)) || promoted_line.is_some();
+                let decided = !matches!(rep.verdict, Verdict::Unknown(_)) || promoted_left == 0;
                 as_written = Some(rep);
                 if decided {
                     break;
@@ -463,7 +505,7 @@ fn verify_portfolio(
             }
         }
     }
-    cancel[1].cancel();
+    cancel_all();
     let stopped = wait_for_cancelled(&rx);
     let mut rep = match as_written {
         Some(rep) => rep,
@@ -612,6 +654,7 @@ fn verify_program_cancellable(
         separate_mentioned_only: args.separate_mentioned_only,
         no_partial_join: args.no_partial_join,
         local_scg: args.local_scg,
+        lazy_value_names: args.lazy_value_names,
         per_variable_uninit: args.per_variable_uninit,
         sample_deadline: opts.timeout.map(|t| start + t),
     };

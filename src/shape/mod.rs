@@ -90,6 +90,29 @@ pub fn assertion_field(a: &str) -> Option<String> {
     ops::parse_assertion_pub(a).map(|(f, _)| f)
 }
 
+/// Whether `a` is a field equality `f == k` that the other assertions of `all` bound
+/// to a range holding `k` (`f >= lo` and `f <= hi` with lo ≤ k ≤ hi, or `<`/`>`): every
+/// cell satisfies the range, so the equality only tells cells of that range apart
+/// ([`crate::cegar::heap::cert::ClassRecipe::value_names`]).
+pub fn covered_by_range(a: &str, all: &BTreeSet<String>) -> bool {
+    let Some((f, ops::VSet::Range(k, k2))) = ops::parse_assertion_pub(a) else {
+        return false;
+    };
+    if k != k2 {
+        return false;
+    }
+    let (mut lo, mut hi) = (false, false);
+    for b in all {
+        if let Some((g, ops::VSet::Range(l, h))) = ops::parse_assertion_pub(b) {
+            if g == f && l != h {
+                lo |= l > i128::from(i64::MIN) && l <= k;
+                hi |= h < i128::from(i64::MAX) && k <= h;
+            }
+        }
+    }
+    lo && hi
+}
+
 use crate::cfa::{LeakCheck, Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::scg::{Lattice, Scg, TrackingDef};

@@ -511,3 +511,32 @@ fn leak_proofs_use_reachability_along_several_fields() {
     comp.wild_vars.insert("l".into());
     assert!(!comp.proves_no_leak(Unreachable, &none, &none));
 }
+
+#[test]
+fn a_field_equality_is_covered_only_by_a_range_around_its_value() {
+    let phi = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<BTreeSet<_>>();
+    let all = phi(&[
+        "data == 0",
+        "data == 1",
+        "data == 5",
+        "data >= 0",
+        "data < 2",
+        "key == 0",
+    ]);
+    assert!(covered_by_range("data == 0", &all));
+    assert!(covered_by_range("data == 1", &all));
+    // outside the range, another field, not an equality
+    assert!(!covered_by_range("data == 5", &all));
+    assert!(!covered_by_range("key == 0", &all));
+    assert!(!covered_by_range("data >= 0", &all));
+    // one bound is not a range
+    assert!(!covered_by_range(
+        "data == 0",
+        &phi(&["data == 0", "data >= 0"])
+    ));
+    assert!(!covered_by_range(
+        "data == 0",
+        &phi(&["data == 0", "data <= 1"])
+    ));
+    assert!(!covered_by_range("data == NULL", &phi(&["data >= 0"])));
+}

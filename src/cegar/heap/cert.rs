@@ -50,6 +50,13 @@ pub struct ClassRecipe {
     pub d: TrackingDef,
     /// [`ShapeClass::partial_join`].
     pub partial_join: bool,
+    /// Whether field equalities `f == k` of Φ that a range of Φ covers (`f >= lo`,
+    /// `f <= hi`, lo ≤ k ≤ hi) are abstraction predicates, so that summaries are split
+    /// by the values of `f`. Without, only the range and the other assertions name
+    /// nodes; the equalities stay as non-abstraction values (a cell whose value is
+    /// tested is told apart, a summary keeps its cells' common value or 1/2).
+    #[serde(default = "yes")]
+    pub value_names: bool,
     /// The per-cell `un[f]` predicates ([`crate::shape::with_uninit_preds`]).
     pub uninit: bool,
     /// [`ShapeClass::counters`].
@@ -61,6 +68,19 @@ impl ClassRecipe {
     pub fn generate(&self, prog: &Program, lattice: &Lattice) -> ShapeClass {
         let mut c = class_for(prog, self.strukt, lattice, &self.scg, &self.d);
         c.partial_join = self.partial_join;
+        if !self.value_names {
+            let covered: Vec<String> = self
+                .d
+                .assertions()
+                .iter()
+                .filter(|a| crate::shape::covered_by_range(a, self.d.assertions()))
+                .cloned()
+                .collect();
+            for a in covered {
+                c.abs
+                    .remove(&crate::tvla::PredSym::with("fd", &[a.as_str()]));
+            }
+        }
         if self.uninit {
             c = crate::shape::with_uninit_preds(c);
         }
@@ -102,6 +122,11 @@ impl ClassRecipe {
         }
         Ok(())
     }
+}
+
+/// Serde's default of [`ClassRecipe::value_names`] (certificates written before the flag).
+fn yes() -> bool {
+    true
 }
 
 /// Counts ([`crate::tvla::counts`]) as stored: the width is implied by the class's
@@ -796,6 +821,83 @@ fn validate_shape(prog: &Program, cert: &HeapCertificate) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_value_names_covered_equalities_are_values_not_names() {
+        use crate::explicit::testutil::{fig1b, heap, pv};
+        use crate::explicit::Value;
+        use crate::tvla::PredSym;
+        let (prog, _) = fig1b();
+        let lattice = Lattice::load(None).unwrap_or_else(|e| panic!("{e:?}"));
+        let binding: crate::scg::RoleBinding = [("next", "succ"), ("prev", "pred")]
+            .iter()
+            .map(|(r, f)| (r.to_string(), f.to_string()))
+            .collect();
+        let vars = crate::shape::pointer_vars(&prog, 0);
+        let phi = [
+            "data == 0",
+            "data == 1",
+            "data >= 0",
+            "data <= 1",
+            "data == 2",
+        ];
+        let recipe = |value_names| ClassRecipe {
+            strukt: 0,
+            scg: Scg::new("dll", ["cancel"], binding.clone()),
+            d: TrackingDef::new(vars.clone(), vars.clone(), phi.map(String::from)),
+            partial_join: true,
+            value_names,
+            uninit: false,
+            counters: Vec::new(),
+        };
+        let (named, lean) = (
+            recipe(true).generate(&prog, &lattice),
+            recipe(false).generate(&prog, &lattice),
+        );
+        let fd = |a: &str| PredSym::with("fd", &[a]);
+        for a in phi {
+            assert!(named.abs.contains(&fd(a)), "{a}");
+            assert!(lean.core.iter().any(|p| p.sym == fd(a)), "{a}");
+        }
+        // `data == 2` lies outside the range: it still names nodes
+        for (a, names) in [
+            ("data == 0", false),
+            ("data == 1", false),
+            ("data >= 0", true),
+            ("data == 2", true),
+        ] {
+            assert_eq!(lean.abs.contains(&fd(a)), names, "{a}");
+        }
+        // a list whose values interleave: 0 1 0 1 0 from x0
+        let int = Value::Int;
+        let h = heap(
+            &prog,
+            &[(0, pv(1))],
+            &[
+                (1, vec![int(0), pv(2), pv(0)]),
+                (2, vec![int(1), pv(3), pv(1)]),
+                (3, vec![int(0), pv(4), pv(2)]),
+                (4, vec![int(1), pv(5), pv(3)]),
+                (5, vec![int(0), pv(0), pv(4)]),
+            ],
+        );
+        let shape = |c: &ShapeClass| {
+            let comp = crate::shape::heap_to_shape(&prog, &h, 0, c);
+            let s = comp.region.structures().next().cloned();
+            s.unwrap_or_else(|| panic!("no structure"))
+        };
+        // named: the head, a summary of the 1s and one of the other 0s
+        assert_eq!(shape(&named).len(), 3, "{}", shape(&named));
+        // lean: the head and one summary, where `data == 0` is 1/2 and the range holds
+        let s = shape(&lean);
+        assert_eq!(s.len(), 2, "{s}");
+        let sm = (0..2)
+            .find(|&u| s.is_summary(u))
+            .unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(s.value(&fd("data == 0"), &[sm]), Kleene::Half, "{s}");
+        assert_eq!(s.value(&fd("data >= 0"), &[sm]), Kleene::True, "{s}");
+        assert_eq!(s.value(&fd("data <= 1"), &[sm]), Kleene::True, "{s}");
+    }
 
     #[test]
     fn counts_of_the_wrong_width_are_refused_not_a_panic() {

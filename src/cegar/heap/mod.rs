@@ -88,6 +88,10 @@ pub struct HeapOptions {
     /// FineTune results go only to the functions of the error path that need them
     /// (per-function classes, see [`HeapAbstraction::fn_scg`]); default: everywhere.
     pub local_scg: bool,
+    /// Field equalities covered by a range of Φ name summary nodes only once a
+    /// refinement needs them ([`cert::ClassRecipe::value_names`],
+    /// [`HeapAbstraction::value_named`]); default: always.
+    pub lazy_value_names: bool,
     /// Shape classes track possibly uninitialised or dangling fields with per-variable
     /// `uninit` flags (a field becomes unknown in every cell once the variable dies);
     /// default: the per-cell `un[f]` predicates ([`crate::shape::with_uninit_preds`]),
@@ -176,6 +180,13 @@ pub struct HeapAbstraction {
     /// Shape-tracked types whose regions no longer use the partial join (a refinement
     /// failed with it).
     pub unjoined: BTreeSet<StructId>,
+    /// Shape-tracked types whose field equalities `f == k` that a range of Φ covers
+    /// are abstraction predicates after all ([`cert::ClassRecipe::value_names`]): a
+    /// refinement found that the path needs cells told apart by their values.
+    pub value_named: BTreeSet<StructId>,
+    /// The first SCG each type was shape-tracked with (where a restart with
+    /// [`HeapAbstraction::value_named`] begins).
+    pub first_scg: BTreeMap<StructId, Scg>,
     /// Counters of the shape-tracked struct types (see `shape::numeric`): program
     /// integers whose relation to the number of cells a proof needs. Added by a
     /// "count" refinement.
@@ -219,31 +230,21 @@ pub struct HeapAbstraction {
     pub fine_tune_oracle_calls: usize,
 }
 
-/// The shape precision `base` with type `s` at SCG `m` everywhere except in the
-/// functions of `local`, whose locations get their own SCG (all with tracking
-/// definition `d`, the partial join flag `join` and, with `uninit`, the `un[f]`
-/// predicates).
-#[allow(clippy::too_many_arguments)]
+/// The shape precision `base` with the class of `recipe` (its type and SCG)
+/// everywhere except in the functions of `local`, whose locations get the recipe with
+/// their own SCG.
 fn shape_prec_for(
     prog: &Program,
     lat: &Lattice,
     base: &ShapePrec,
-    s: StructId,
-    m: &Scg,
+    recipe: &cert::ClassRecipe,
     local: &BTreeMap<crate::cfa::FuncId, Scg>,
-    d: &TrackingDef,
-    join: bool,
-    uninit: bool,
-    counters: &[String],
 ) -> ShapePrec {
+    let (s, m) = (recipe.strukt, &recipe.scg);
     let class = |m: &Scg| {
         cert::ClassRecipe {
-            strukt: s,
             scg: m.clone(),
-            d: d.clone(),
-            partial_join: join,
-            uninit,
-            counters: counters.to_vec(),
+            ..recipe.clone()
         }
         .generate(prog, lat)
     };
@@ -347,6 +348,8 @@ impl HeapAbstraction {
             scg_mode,
             types: BTreeMap::new(),
             unjoined: BTreeSet::new(),
+            value_named: BTreeSet::new(),
+            first_scg: BTreeMap::new(),
             counters: BTreeMap::new(),
             fn_scg: BTreeMap::new(),
             lattice,
@@ -409,19 +412,9 @@ impl HeapAbstraction {
         let Some(lat) = &self.lattice else {
             return false;
         };
+        self.first_scg.entry(s).or_insert_with(|| m.clone());
         let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
-        let p = shape_prec_for(
-            prog,
-            lat,
-            &self.prec.shape,
-            s,
-            &m,
-            &local,
-            &d,
-            self.joins(s),
-            !self.options.per_variable_uninit,
-            self.counters.get(&s).map_or(&[][..], |c| &c[..]),
-        );
+        let p = shape_prec_for(prog, lat, &self.prec.shape, &self.recipe(s, &m, &d), &local);
         let changed = self.prec.shape != p;
         self.prec.shape = p;
         if changed {
@@ -450,14 +443,7 @@ impl HeapAbstraction {
             };
             let local = self.fn_scg.get(s).into_iter().flat_map(|f| f.values());
             for m in std::iter::once(scg).chain(local) {
-                let r = cert::ClassRecipe {
-                    strukt: *s,
-                    scg: m.clone(),
-                    d: d.clone(),
-                    partial_join: self.joins(*s),
-                    uninit: !self.options.per_variable_uninit,
-                    counters: self.counters.get(s).cloned().unwrap_or_default(),
-                };
+                let r = self.recipe(*s, m, d);
                 if !out.contains(&r) {
                     out.push(r);
                 }
@@ -484,6 +470,20 @@ impl HeapAbstraction {
         self.lattice
             .as_ref()
             .map(|l| l.library().origin().to_string())
+    }
+
+    /// The recipe of type `s`'s class at SCG `m` and tracking definition `d` under the
+    /// current flags (partial join, value names, `un[f]` predicates, counters).
+    pub(super) fn recipe(&self, s: StructId, m: &Scg, d: &TrackingDef) -> cert::ClassRecipe {
+        cert::ClassRecipe {
+            strukt: s,
+            scg: m.clone(),
+            d: d.clone(),
+            partial_join: self.joins(s),
+            value_names: !self.options.lazy_value_names || self.value_named.contains(&s),
+            uninit: !self.options.per_variable_uninit,
+            counters: self.counters.get(&s).cloned().unwrap_or_default(),
+        }
     }
 
     /// Whether the regions of type `s` use the partial join: by default under SCG

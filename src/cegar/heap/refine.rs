@@ -121,16 +121,11 @@ fn localise(
         let cur = local.get(&f).unwrap_or(m);
         cand.insert(f, lat.join(cur, m2)?);
     }
-    let join = abs.joins(s);
-    let uninit = !abs.options.per_variable_uninit;
     let base = &abs.prec.shape;
-    let counters = abs.counters.get(&s).cloned().unwrap_or_default();
+    let recipe = abs.recipe(s, m, d);
     let replay = abs.path_replay(prog, input);
     let rules_out = |c: &BTreeMap<crate::cfa::FuncId, Scg>| {
-        replay.rules_out_with(
-            prog,
-            &shape_prec_for(prog, lat, base, s, m, c, d, join, uninit, &counters),
-        )
+        replay.rules_out_with(prog, &shape_prec_for(prog, lat, base, &recipe, c))
     };
     if !rules_out(&cand) {
         return None;
@@ -521,9 +516,7 @@ impl HeapAbstraction {
         };
         let mut calls = 0usize;
         let deadline = self.deadline.get();
-        let join = self.joins(s);
-        let uninit = !self.options.per_variable_uninit;
-        let counters = self.counters.get(&s).cloned().unwrap_or_default();
+        let recipe = self.recipe(s, m, d);
         let mut oracle = |cand: &Scg| -> bool {
             // past the deadline nothing is asked: "does not rule out" is the answer
             // that never makes FineTune pick a class (the run ends at the next build)
@@ -533,12 +526,8 @@ impl HeapAbstraction {
             calls += 1;
             tracing::trace!(target: "shapemc::shape::path", "FineTune candidate {cand}");
             let c = cert::ClassRecipe {
-                strukt: s,
                 scg: cand.clone(),
-                d: d.clone(),
-                partial_join: join,
-                uninit,
-                counters: counters.clone(),
+                ..recipe.clone()
             }
             .generate(prog, lat);
             replay.rules_out(prog, &base, s, c)
@@ -657,6 +646,12 @@ impl HeapAbstraction {
             r.kind = "td";
             return restart(r);
         }
+        let renamed = self.restart_with_value_names(prog, &stuck);
+        if !renamed.is_empty() {
+            r.added.extend(renamed);
+            r.kind = "scg";
+            return restart(r);
+        }
         if !stuck.is_empty() {
             r.added.extend(self.back_to_explicit(prog, input, stuck));
             r.kind = "td";
@@ -766,9 +761,90 @@ impl HeapAbstraction {
                 let msg = self.place_scg(prog, s, m, m2, d, input);
                 r.added.push(msg);
                 scg = true;
+            } else if let Some(msg) = self.refine_value_names(prog, s, &m, &d, input) {
+                r.added.push(msg);
+                scg = true;
             }
         }
         (td, scg)
+    }
+
+    /// When FineTune finds nothing for type `s` and its field equalities covered by a
+    /// range of Φ are not abstraction predicates yet ([`cert::ClassRecipe::value_names`]):
+    /// if they rule the path out as abstraction predicates, with the current SCG or
+    /// with one FineTune then finds, they become abstraction predicates (and the SCG
+    /// that one). They are off until then: summaries split by data values multiply the
+    /// structures of lists whose values interleave (measured: benchmarks/real
+    /// q_stailq_queue and ut_dl_ops time out with them), while lists partitioned by
+    /// value (sorted or red-black lists) need them. Returns what changed.
+    fn refine_value_names(
+        &mut self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        d: &TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+    ) -> Option<String> {
+        let covered = d
+            .assertions()
+            .iter()
+            .any(|a| crate::shape::covered_by_range(a, d.assertions()));
+        if !self.options.lazy_value_names || self.value_named.contains(&s) || !covered {
+            return None;
+        }
+        let lat = self.lattice.as_ref()?;
+        self.value_named.insert(s);
+        let c = self.recipe(s, m, d).generate(prog, lat);
+        let name = struct_name(prog, s);
+        if self
+            .path_replay(prog, input)
+            .rules_out(prog, &self.prec.shape, s, c)
+        {
+            self.set_shape(prog, s, m.clone(), d.clone());
+            return Some(format!(
+                "struct {name}: cells told apart by their field values"
+            ));
+        }
+        let Some(m2) = self.fine_tune_type(prog, s, m, d, input, None) else {
+            self.value_named.remove(&s);
+            return None;
+        };
+        let msg = self.place_scg(prog, s, m.clone(), m2, d.clone(), input);
+        Some(format!("{msg}, cells told apart by their field values"))
+    }
+
+    /// Before the last resort: the `stuck` types whose covered field equalities were
+    /// never abstraction predicates ([`Self::refine_value_names`]) start over from their
+    /// first SCG with them. The refinements without them took another route through
+    /// the lattice, which can end where no class rules the path out while the route
+    /// with them does not (measured: benchmarks/real/ut_dl_concat and q_list_remove).
+    /// Returns what changed.
+    fn restart_with_value_names(&mut self, prog: &Program, stuck: &[StructId]) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.options.lazy_value_names {
+            return out;
+        }
+        for &s in stuck {
+            let Some(TypeMode::Shape { d, .. }) = self.types.get(&s).cloned() else {
+                continue;
+            };
+            let covered = d
+                .assertions()
+                .iter()
+                .any(|a| crate::shape::covered_by_range(a, d.assertions()));
+            let Some(first) = self.first_scg.get(&s).cloned() else {
+                continue;
+            };
+            if !covered || !self.value_named.insert(s) {
+                continue;
+            }
+            out.push(format!(
+                "struct {}: cells told apart by their field values, from {first} again",
+                struct_name(prog, s)
+            ));
+            self.set_shape(prog, s, first, d);
+        }
+        out
     }
 
     /// Shape types the path mentions whose SCG and tracking definition cannot be
