@@ -105,6 +105,13 @@ pub struct VerifyArgs {
     /// location is merged into it (shape regions joined, TVLA-style).
     #[arg(long, help_heading = "Experiments")]
     pub no_merge: bool,
+    /// Experiment: a shape type whose refinement fails ends the run UNKNOWN
+    /// ("refinement failed") instead of going back to explicit heaps, which prove only
+    /// bounded structures. The first, short run on the program as written
+    /// (`--promote auto`, one thread) always works this way, so that the promoted program
+    /// gets the time.
+    #[arg(long, help_heading = "Experiments")]
+    pub no_explicit_fallback: bool,
     /// When to analyse the promoted program (`shapemc cfa --promote` shows it): pointers
     /// to pointer fields (`struct node **pprev`) split into one pointer per target
     /// field, then the objects of a struct type a run allocates at most 4 times (queue
@@ -179,6 +186,7 @@ impl Default for VerifyArgs {
             lazy_value_names: false,
             per_variable_uninit: false,
             no_merge: false,
+            no_explicit_fallback: false,
             promote: Promote::Auto,
             jobs: None,
             property: crate::spec::Property::UnreachCall,
@@ -326,25 +334,66 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     let mut first = None;
     if args.promote == Promote::Auto {
         let short = budget.map_or(AUTO_FIRST_RUN_S, |t| (t / 5.0).min(AUTO_FIRST_RUN_S));
-        let rep = verify_program(&prog, args, Some(short), &[], ProgramVariant::AsWritten);
+        let quick = VerifyArgs {
+            no_explicit_fallback: true,
+            ..args.clone()
+        };
+        let rep = verify_program(&prog, &quick, Some(short), &[], ProgramVariant::AsWritten);
         if !matches!(rep.verdict, Verdict::Unknown(_)) {
             return Ok(rep);
         }
         let line = format!("the program as written: {}", rep.verdict.line());
         tracing::info!("{line}; {note}");
         log.push(line);
-        if !rep.verdict.out_of_time() {
+        // a failed shape refinement (no explicit fallback in this run): the run on the
+        // program as written after the promoted one may still find a bug on small heaps
+        if !rep.verdict.out_of_time()
+            && (args.no_explicit_fallback || !rep.verdict.is_refinement_failure())
+        {
             first = Some(rep);
         }
     }
     tracing::info!("{note}");
-    let rep = verify_program(
-        &promoted.program,
-        args,
-        left(),
-        &promoted.finite_vars,
-        ProgramVariant::Promoted,
-    );
+    // the promoted program with lazy value names (a third of the time left), then with
+    // value names: which of them proves a program depends on the route of its
+    // refinements (ARCHITECTURE.md, "Value names"); the lazy run first, since its
+    // proofs are the quick ones measured (benchmarks/real/q_stailq_queue: 3.6 s)
+    let lazy = !args.lazy_value_names && has_int_fields(&promoted.program);
+    let mut rep = None;
+    if lazy {
+        let lazy_args = VerifyArgs {
+            lazy_value_names: true,
+            ..args.clone()
+        };
+        let r = verify_program(
+            &promoted.program,
+            &lazy_args,
+            left().map(|t| t / 3.0),
+            &promoted.finite_vars,
+            ProgramVariant::Promoted,
+        );
+        if r.verdict == Verdict::Safe {
+            rep = Some(r);
+        } else {
+            let line = format!(
+                "{note} (lazy value names): {} after {:.2} s",
+                r.verdict.line(),
+                r.stats.time_total_s
+            );
+            tracing::info!("{line}");
+            log.push(line);
+        }
+    }
+    let rep = match rep {
+        Some(r) => r,
+        None => verify_program(
+            &promoted.program,
+            args,
+            left(),
+            &promoted.finite_vars,
+            ProgramVariant::Promoted,
+        ),
+    };
     if rep.verdict == Verdict::Safe || left().is_some_and(|t| t <= 0.0) {
         log.push(note);
         let mut rep = only_proofs_of_promoted(rep);
@@ -366,6 +415,14 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     last.log.splice(0..0, log);
     last.stats.time_total_s = started.elapsed().as_secs_f64();
     Ok(last)
+}
+
+/// Whether some struct of `prog` has an integer field (field assertions, and so value
+/// names, are only ever about those).
+fn has_int_fields(prog: &crate::cfa::Program) -> bool {
+    prog.structs
+        .iter()
+        .any(|s| s.fields.iter().any(|f| f.ty.is_int()))
 }
 
 /// Which program a portfolio thread analyses.
@@ -437,7 +494,7 @@ fn verify_portfolio(
     // the promoted program twice, with and without field values naming summaries
     // from the start: neither is coarser, and which one proves a program depends on
     // the route its refinements take (benchmarks/README.md, session 25)
-    let lazy = !args.lazy_value_names;
+    let lazy = !args.lazy_value_names && has_int_fields(&promoted.program);
     if lazy {
         spawn(
             Side::PromotedLazy,
@@ -655,6 +712,7 @@ fn verify_program_cancellable(
         no_partial_join: args.no_partial_join,
         local_scg: args.local_scg,
         lazy_value_names: args.lazy_value_names,
+        no_explicit_fallback: args.no_explicit_fallback,
         per_variable_uninit: args.per_variable_uninit,
         sample_deadline: opts.timeout.map(|t| start + t),
     };

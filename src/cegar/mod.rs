@@ -64,6 +64,11 @@ impl Verdict {
         matches!(self, Verdict::Unknown(r) if r.contains("time limit"))
     }
 
+    /// Whether this is UNKNOWN because a refinement learnt nothing.
+    pub fn is_refinement_failure(&self) -> bool {
+        matches!(self, Verdict::Unknown(r) if r.starts_with("refinement failed"))
+    }
+
     /// The process exit code (0, 10, 20).
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -346,3 +346,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_pooled_solver_outlives_the_next_query_near_the_deadline() {
+    // a regression: with less time left than the per-query timeout, each solver got a
+    // timeout of exactly the time left and the next query, a few ms later, replaced it
+    // (Z3's parameter validation each time: 20x slower refinements in a run's last 10 s)
+    let pa = PredAbs::new(10_000);
+    pa.set_deadline(Some(Instant::now() + std::time::Duration::from_secs(4)));
+    let timeout = |pa: &PredAbs| pa.pooled.borrow().as_ref().map(|(_, ms)| *ms);
+    drop(pa.solver());
+    let first = timeout(&pa);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    drop(pa.solver());
+    assert_eq!(timeout(&pa), first, "replaced");
+    // half the time left, so that the deadline is never overrun
+    assert!(
+        first.is_some_and(|ms| (1800..=2000).contains(&ms)),
+        "{first:?}"
+    );
+    // without a deadline: the per-query timeout
+    let free = PredAbs::new(10_000);
+    drop(free.solver());
+    assert_eq!(timeout(&free), Some(10_000));
+}

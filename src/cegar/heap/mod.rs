@@ -92,6 +92,9 @@ pub struct HeapOptions {
     /// refinement needs them ([`cert::ClassRecipe::value_names`],
     /// [`HeapAbstraction::value_named`]); default: always.
     pub lazy_value_names: bool,
+    /// A shape type whose refinement fails is not sent back to explicit heaps: the
+    /// refinement fails (`verify --no-explicit-fallback`).
+    pub no_explicit_fallback: bool,
     /// Shape classes track possibly uninitialised or dangling fields with per-variable
     /// `uninit` flags (a field becomes unknown in every cell once the variable dies);
     /// default: the per-cell `un[f]` predicates ([`crate::shape::with_uninit_preds`]),

@@ -652,7 +652,7 @@ impl HeapAbstraction {
             r.kind = "scg";
             return restart(r);
         }
-        if !stuck.is_empty() {
+        if !stuck.is_empty() && !self.options.no_explicit_fallback {
             r.added.extend(self.back_to_explicit(prog, input, stuck));
             r.kind = "td";
             r = restart(r);
