@@ -375,12 +375,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         if r.verdict == Verdict::Safe {
             rep = Some(r);
         } else {
-            let line = format!(
-                "{note} (lazy value names): {} after {:.2} s",
-                r.verdict.line(),
-                r.stats.time_total_s
-            );
-            tracing::info!("{line}");
+            let line = outcome_line(&format!("{note} (lazy value names)"), &r);
             log.push(line);
         }
     }
@@ -401,13 +396,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         rep.stats.time_total_s = started.elapsed().as_secs_f64();
         return Ok(rep);
     }
-    let line = format!(
-        "{note}: {} after {:.2} s",
-        rep.verdict.line(),
-        rep.stats.time_total_s
-    );
-    tracing::info!("{line}");
-    log.push(line);
+    log.push(outcome_line(&note, &rep));
     let mut last = match first {
         Some(rep) => rep,
         None => verify_program(&prog, args, left(), &[], ProgramVariant::AsWritten),
@@ -415,6 +404,18 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     last.log.splice(0..0, log);
     last.stats.time_total_s = started.elapsed().as_secs_f64();
     Ok(last)
+}
+
+/// "`what`: VERDICT after N s", logged at info level: how a run that did not decide
+/// the answer ended.
+fn outcome_line(what: &str, rep: &VerifyReport) -> String {
+    let line = format!(
+        "{what}: {} after {:.2} s",
+        rep.verdict.line(),
+        rep.stats.time_total_s
+    );
+    tracing::info!("{line}");
+    line
 }
 
 /// Whether some struct of `prog` has an integer field (field assertions, and so value
@@ -532,17 +533,10 @@ fn verify_portfolio(
                 return rep;
             }
             Side::Promoted | Side::PromotedLazy => {
-                let line = format!(
-                    "{note}{}: {} after {:.2} s",
-                    if side == Side::PromotedLazy {
-                        " (lazy value names)"
-                    } else {
-                        ""
-                    },
-                    rep.verdict.line(),
-                    rep.stats.time_total_s
-                );
-                tracing::info!("{line}");
+                let line = match side {
+                    Side::PromotedLazy => outcome_line(&format!("{note} (lazy value names)"), &rep),
+                    _ => outcome_line(&note, &rep),
+                };
                 promoted_line = Some(match promoted_line {
                     Some(l) => format!("{l}; {line}"),
                     None => line,

@@ -113,6 +113,12 @@ pub fn covered_by_range(a: &str, all: &BTreeSet<String>) -> bool {
     lo && hi
 }
 
+/// Whether some assertion of `all` is covered by a range of `all` ([`covered_by_range`]),
+/// so that value names make a difference to the class.
+pub fn has_covered_equalities(all: &BTreeSet<String>) -> bool {
+    all.iter().any(|a| covered_by_range(a, all))
+}
+
 use crate::cfa::{LeakCheck, Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::scg::{Lattice, Scg, TrackingDef};

@@ -785,10 +785,7 @@ impl HeapAbstraction {
         d: &TrackingDef,
         input: &RefineInput<'_, HeapState>,
     ) -> Option<String> {
-        let covered = d
-            .assertions()
-            .iter()
-            .any(|a| crate::shape::covered_by_range(a, d.assertions()));
+        let covered = crate::shape::has_covered_equalities(d.assertions());
         if !self.options.lazy_value_names || self.value_named.contains(&s) || !covered {
             return None;
         }
@@ -828,10 +825,7 @@ impl HeapAbstraction {
             let Some(TypeMode::Shape { d, .. }) = self.types.get(&s).cloned() else {
                 continue;
             };
-            let covered = d
-                .assertions()
-                .iter()
-                .any(|a| crate::shape::covered_by_range(a, d.assertions()));
+            let covered = crate::shape::has_covered_equalities(d.assertions());
             let Some(first) = self.first_scg.get(&s).cloned() else {
                 continue;
             };
