@@ -156,15 +156,21 @@ fn real(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `verify --lazy-value-names` (one thread) on `benchmarks/real/NAME` is SAFE with a
+/// checked certificate; its output.
+fn safe_with_lazy_value_names(name: &str) -> String {
+    assert_safe_with_checked_certificate(
+        &real(name),
+        &["--lazy-value-names", "--jobs", "1", "--malloc-never-fails"],
+    )
+}
+
 #[test]
 fn a_stailq_queue_of_interleaved_values_is_proved_with_lazy_value_names() {
     // data 0 or 1 in any order: with `data == 0`/`data == 1` naming summary nodes, the
     // promoted program's ART passed 200,000 nodes; without them it is proved (and the
     // certificate's recipes say so: `check-certificate` regenerates the same classes)
-    let out = assert_safe_with_checked_certificate(
-        &real("q_stailq_queue.c"),
-        &["--lazy-value-names", "--jobs", "1", "--malloc-never-fails"],
-    );
+    let out = safe_with_lazy_value_names("q_stailq_queue.c");
     assert!(out.contains("jobq (1 objects) to globals"), "{out}");
 }
 
@@ -173,10 +179,7 @@ fn lazy_value_names_start_over_with_them_when_the_shape_refinement_is_stuck() {
     // utlist's DL_CONCAT: without value names the refinements end where no class rules
     // the path out; the type starts over from its first SCG with them (the explicit
     // heaps, the last resort, time out)
-    let out = assert_safe_with_checked_certificate(
-        &real("ut_dl_concat.c"),
-        &["--lazy-value-names", "--jobs", "1", "--malloc-never-fails"],
-    );
+    let out = safe_with_lazy_value_names("ut_dl_concat.c");
     assert!(
         out.contains("struct el: cells told apart by their field values, from"),
         "{out}"
