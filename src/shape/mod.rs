@@ -125,11 +125,12 @@ use crate::scg::{Lattice, Scg, TrackingDef};
 use crate::tvla::{PredSym, ShapeClass, ShapeRegion, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// What another domain knows at a step (the product's strengthening of the shape
 /// domain). Every fact must hold in every concrete state of the step's pre-state;
 /// [`Known::NONE`]: nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Known {
     /// Of the integer a `ptr->field = e` step writes: each `(rel, c)` holds of the
     /// value (`value rel c`; `rel` a comparison). The store transfer makes the field
@@ -156,10 +157,12 @@ pub static NOTHING_KNOWN: Known = Known::NONE;
 /// struct type without a class is not analysed (no component: unknown).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShapePrec {
-    /// Classes used at every location without an override.
-    pub global: BTreeMap<StructId, ShapeClass>,
+    /// Classes used at every location without an override. Shared: the states of an
+    /// ART hold the same class objects, so that comparing classes is comparing
+    /// addresses ([`ShapePrec::set_global`] keeps the object of an equal class).
+    pub global: BTreeMap<StructId, Arc<ShapeClass>>,
     /// Per-location overrides (replace the global class of that struct type there).
-    pub at: BTreeMap<Node, BTreeMap<StructId, ShapeClass>>,
+    pub at: BTreeMap<Node, BTreeMap<StructId, Arc<ShapeClass>>>,
 }
 
 impl ShapePrec {
@@ -174,21 +177,17 @@ impl ShapePrec {
         p
     }
     /// Sets the class of `strukt` at every location without an override; returns
-    /// whether the precision changed.
+    /// whether the precision changed (an equal class keeps its object).
     pub fn set_global(&mut self, strukt: StructId, class: ShapeClass) -> bool {
-        self.global.insert(strukt, class.clone()) != Some(class)
+        set_class(&mut self.global, strukt, class)
     }
     /// Sets the class of `strukt` at location `loc` only; returns whether it changed.
     pub fn set_at(&mut self, loc: Node, strukt: StructId, class: ShapeClass) -> bool {
-        self.at
-            .entry(loc)
-            .or_default()
-            .insert(strukt, class.clone())
-            != Some(class)
+        set_class(self.at.entry(loc).or_default(), strukt, class)
     }
     /// The classes in force at `loc` (global ones, overridden by `at[loc]`).
-    pub fn classes_at(&self, loc: Node) -> BTreeMap<StructId, &ShapeClass> {
-        let mut m: BTreeMap<StructId, &ShapeClass> =
+    pub fn classes_at(&self, loc: Node) -> BTreeMap<StructId, &Arc<ShapeClass>> {
+        let mut m: BTreeMap<StructId, &Arc<ShapeClass>> =
             self.global.iter().map(|(k, v)| (*k, v)).collect();
         if let Some(o) = self.at.get(&loc) {
             for (k, v) in o {
@@ -197,6 +196,19 @@ impl ShapePrec {
         }
         m
     }
+}
+
+/// `m[strukt] = class`, keeping the object of an equal class; whether `m` changed.
+fn set_class(
+    m: &mut BTreeMap<StructId, Arc<ShapeClass>>,
+    strukt: StructId,
+    class: ShapeClass,
+) -> bool {
+    if m.get(&strukt).is_some_and(|c| **c == class) {
+        return false;
+    }
+    m.insert(strukt, Arc::new(class));
+    true
 }
 
 /// The shape class `m(D)` for struct type `strukt`: the SCG applied to the tracking
@@ -284,9 +296,10 @@ pub struct ShapeComp {
 
 impl ShapeComp {
     /// The empty heap (program start): one structure without nodes.
-    pub fn initial(class: &ShapeClass) -> ShapeComp {
+    pub fn initial(class: impl Into<Arc<ShapeClass>>) -> ShapeComp {
+        let class = class.into();
         ShapeComp {
-            region: ShapeRegion::from_structures(class.clone(), [Structure::empty(class)]),
+            region: ShapeRegion::from_structures(class.clone(), [Structure::empty(&class)]),
             wild_vars: BTreeSet::new(),
             wild_fields: BTreeSet::new(),
             uninit: BTreeSet::new(),
@@ -294,10 +307,11 @@ impl ShapeComp {
         }
     }
     /// ⊤: every cell outside, every tracked variable and field wild.
-    pub fn top(class: &ShapeClass) -> ShapeComp {
-        let mut c = ShapeComp::initial(class);
-        c.wild_vars = tracked_vars(class).into_iter().collect();
-        c.wild_fields = tracked_fields(class).into_iter().collect();
+    pub fn top(class: impl Into<Arc<ShapeClass>>) -> ShapeComp {
+        let class = class.into();
+        let mut c = ShapeComp::initial(class.clone());
+        c.wild_vars = tracked_vars(&class).into_iter().collect();
+        c.wild_fields = tracked_fields(&class).into_iter().collect();
         c
     }
     /// Whether this component proves that no concrete state it represents fails the
@@ -461,7 +475,7 @@ impl ShapeState {
             comps: prec
                 .classes_at(loc)
                 .into_iter()
-                .map(|(s, c)| (s, ShapeComp::initial(c)))
+                .map(|(s, c)| (s, ShapeComp::initial(c.clone())))
                 .collect(),
             loaded: BTreeMap::new(),
         }
@@ -681,6 +695,28 @@ pub struct ShapeCpa {
     /// a `free` of a pointer that cannot alias one of them frees a heap object or an
     /// invalid pointer (decided as for heap-only types).
     pub stack_exact: BTreeSet<crate::cfa::StructId>,
+    /// The successors this instance computed ([`PostMemo`]), shared by its clones.
+    memo: std::sync::Arc<std::sync::Mutex<PostMemo>>,
+}
+
+/// At most this many successors are remembered; a full memo starts over.
+const POST_MEMO_CAP: usize = 1 << 14;
+
+/// A [`PostMemo`] key: the state, its class objects' addresses, the step, its target
+/// and what the other domains know.
+type PostKey = (ShapeState, Vec<usize>, Step, Node, Known);
+
+/// The successors [`ShapeCpa::post_joined_with`] computed before its class
+/// conversion, by `(state, step, target, known)`: everything they depend on besides
+/// the instance's own fields, which never change, and the addresses of the state's
+/// class objects (kept alive by the key). An ART has many nodes whose shape
+/// parts agree and differ in the other domains' parts; their posts are computed once.
+/// Only an instance's own results are reused (a checker's fresh instance recomputes
+/// every successor).
+#[derive(Debug, Default)]
+struct PostMemo {
+    map: rustc_hash::FxHashMap<PostKey, Option<ShapeState>>,
+    hits: u64,
 }
 
 impl ShapeCpa {
@@ -692,7 +728,7 @@ impl ShapeCpa {
                 at.insert(field);
             }
         }
-        let stack_structs = prog
+        let stack_structs: BTreeSet<crate::cfa::StructId> = prog
             .graph
             .edge_weights()
             .filter_map(|e| match &e.op {
@@ -731,7 +767,12 @@ impl ShapeCpa {
             stack_exact,
             addr_taken: Some(at),
             live: Some(std::sync::Arc::new(live::live_vars(prog))),
+            memo: Default::default(),
         }
+    }
+    /// How many successors came from the memo ([`PostMemo`]) so far.
+    pub fn memo_hits(&self) -> u64 {
+        self.memo.lock().map_or(0, |m| m.hits)
     }
     /// The same CPA with joined successors.
     pub fn joined(mut self) -> ShapeCpa {
@@ -765,10 +806,40 @@ impl ShapeCpa {
         prec: &ShapePrec,
         stored: &Known,
     ) -> Option<ShapeState> {
-        let mut t = ops::post_step(self, prog, s, step, stored)?;
-        if let Some(live) = &self.live {
-            ops::kill_dead(prog, &mut t, to, live.get(&to), &self.stack_vars);
-        }
+        // the classes by address too: a state is only ever answered with successors
+        // that share its class objects (equal classes in other objects, from an earlier
+        // ART, would make every later comparison with them a deep one)
+        let classes = s
+            .comps
+            .values()
+            .map(|c| std::sync::Arc::as_ptr(&c.region.class) as usize)
+            .collect();
+        let key = (s.clone(), classes, step, to, stored.clone());
+        let known = self.memo.lock().ok().and_then(|mut m| {
+            let r = m.map.get(&key).cloned();
+            if r.is_some() {
+                m.hits += 1;
+            }
+            r
+        });
+        let t = match known {
+            Some(t) => t?,
+            None => {
+                let t = ops::post_step(self, prog, s, step, stored).map(|mut t| {
+                    if let Some(live) = &self.live {
+                        ops::kill_dead(prog, &mut t, to, live.get(&to), &self.stack_vars);
+                    }
+                    t
+                });
+                if let Ok(mut m) = self.memo.lock() {
+                    if m.map.len() >= POST_MEMO_CAP {
+                        m.map.clear();
+                    }
+                    m.map.insert(key, t.clone());
+                }
+                t?
+            }
+        };
         let t = ops::convert_state(&t, &prec.classes_at(to));
         (!t.is_bottom()).then_some(t)
     }

@@ -10,6 +10,7 @@ use crate::cfa::{
 };
 use crate::tvla::{post, Kleene, PredSym, PtrOp, ShapeClass, ShapeRegion, Structure};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A name no program variable has: an unknown pointer for `tvla::post`.
 const UNKNOWN: &str = "$unknown";
@@ -589,7 +590,7 @@ fn apply(cpa: &ShapeCpa, prog: &Program, s: &mut ShapeState, op: &Op, stored: &s
             }
             s.loaded.clear();
             for c in s.comps.values_mut() {
-                *c = ShapeComp::top(&c.region.class.clone());
+                *c = ShapeComp::top(c.region.class.clone());
             }
         }
     }
@@ -850,7 +851,7 @@ fn free(prog: &Program, s: &mut ShapeState, ptr: VarId) {
         if !is_tracked(c, &x) {
             if may_free(*k) {
                 // an unknown cell of this type may be freed
-                *c = ShapeComp::top(&c.region.class.clone());
+                *c = ShapeComp::top(c.region.class.clone());
             }
             continue;
         }
@@ -1252,12 +1253,14 @@ fn run_seq(c: &mut ShapeComp, ops: &[PtrOp]) {
 /// types without a class are dropped, new ones start at ⊤).
 pub(super) fn convert_state(
     s: &ShapeState,
-    classes: &BTreeMap<StructId, &ShapeClass>,
+    classes: &BTreeMap<StructId, &Arc<ShapeClass>>,
 ) -> ShapeState {
     let same = s.comps.len() == classes.len()
-        && s.comps
-            .iter()
-            .all(|(k, c)| classes.get(k).is_some_and(|cl| **cl == *c.region.class));
+        && s.comps.iter().all(|(k, c)| {
+            classes
+                .get(k)
+                .is_some_and(|cl| Arc::ptr_eq(cl, &c.region.class))
+        });
     if same {
         return s.clone();
     }
@@ -1266,7 +1269,7 @@ pub(super) fn convert_state(
         .map(|(k, cl)| {
             let c = match s.comps.get(k) {
                 Some(c) => convert_comp(c, cl),
-                None => ShapeComp::top(cl),
+                None => ShapeComp::top((*cl).clone()),
             };
             (*k, c)
         })
@@ -1281,9 +1284,15 @@ pub(super) fn convert_state(
 /// keep their values, new points-to and field predicates are 1/2 (and their variables
 /// and fields wild), new field predicates `fd` are 1/2, new instrumentation predicates
 /// are evaluated from their definitions; then coerce and canonical abstraction.
-pub fn convert_comp(c: &ShapeComp, class: &ShapeClass) -> ShapeComp {
-    if *c.region.class == *class {
+pub fn convert_comp(c: &ShapeComp, class: &Arc<ShapeClass>) -> ShapeComp {
+    if Arc::ptr_eq(&c.region.class, class) {
         return c.clone();
+    }
+    if *c.region.class == **class {
+        // the same class in another object: share `class`'s
+        let mut c = c.clone();
+        c.region.share_class(class);
+        return c;
     }
     let old = &c.region.class;
     let old_core: BTreeSet<&PredSym> = old.core.iter().map(|p| &p.sym).collect();

@@ -233,19 +233,20 @@ fn class_conversion_adds_predicates_soundly() {
     let coarse = dll_class(&prog, &[], &[]);
     let fine = dll_class(&prog, &["cancel"], &["data == 0"]);
     let c = heap_to_shape(&prog, &h, 0, &coarse);
+    let fine = std::sync::Arc::new(fine);
     let f = convert_comp(&c, &fine);
-    assert_eq!(*f.region.class, fine);
+    assert_eq!(f.region.class, fine);
     assert!(!f.region.is_empty());
     // back to the coarse class: the facts kept are those of the coarse abstraction
-    let back = convert_comp(&f, &coarse);
+    let back = convert_comp(&f, &std::sync::Arc::new(coarse));
     assert!(c.subsumed_by(&back), "{:?}\n{:?}", c, back);
     // the precise abstraction embeds into the converted one
     let direct = heap_to_shape(&prog, &h, 0, &fine);
     assert!(direct.subsumed_by(&f), "{direct:?}\n{f:?}");
     // a new pointer predicate makes its variable wild
-    let mut more = fine.clone();
+    let mut more = (*fine).clone();
     more.core.push(crate::tvla::families::pt("extra"));
-    let g = convert_comp(&f, &more);
+    let g = convert_comp(&f, &std::sync::Arc::new(more));
     assert!(g.wild_vars.contains("extra"));
 }
 
@@ -258,8 +259,79 @@ fn precision_overrides_per_location() {
     let l = crate::cfa::Node::new(3);
     assert!(p.set_at(l, 0, b.clone()));
     assert!(!p.set_at(l, 0, b.clone()));
-    assert_eq!(p.classes_at(l)[&0], &b);
-    assert_eq!(p.classes_at(crate::cfa::Node::new(4))[&0], &a);
+    assert_eq!(**p.classes_at(l)[&0], b);
+    assert_eq!(**p.classes_at(crate::cfa::Node::new(4))[&0], a);
+}
+
+#[test]
+fn states_share_the_class_objects_of_their_precision() {
+    use std::sync::Arc;
+    let (prog, h) = fig1b();
+    let a = dll_class(&prog, &[], &[]);
+    let mut p = ShapePrec::single(0, a.clone());
+    let object = p.global[&0].clone();
+    // setting an equal class keeps its object
+    assert!(!p.set_global(0, a.clone()));
+    assert!(Arc::ptr_eq(&p.global[&0], &object));
+    let init = ShapeState::initial(&p, prog.entry);
+    assert!(Arc::ptr_eq(&init.comps[&0].region.class, &object));
+    // a state over an equal class in another object is converted to the precision's
+    let other = heap_to_shape(&prog, &h, 0, &a);
+    assert!(!Arc::ptr_eq(&other.region.class, &object));
+    let conv = convert_comp(&other, &object);
+    assert!(Arc::ptr_eq(&conv.region.class, &object));
+    assert_eq!(conv.region, other.region);
+}
+
+#[test]
+fn a_memoised_post_is_the_post() {
+    use crate::cfa::{LocKind, Op, SrcLoc};
+    let (mut prog, h) = fig1b();
+    // x0 = x0->succ; x0->pred = NULL; free(x0)
+    let l: Vec<_> = (0..4)
+        .map(|_| prog.add_loc(0, SrcLoc::default(), LocKind::Normal))
+        .collect();
+    let x0 = 0;
+    for (i, op) in [
+        Op::Load {
+            dst: x0,
+            ptr: x0,
+            field: crate::explicit::testutil::fr(1),
+        },
+        Op::Store {
+            ptr: x0,
+            field: crate::explicit::testutil::fr(2),
+            src: crate::cfa::Expr::Null,
+        },
+        Op::Free { ptr: x0 },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        prog.add_edge(l[i], l[i + 1], op, SrcLoc::default());
+    }
+    let class = dll_class(&prog, &["cancel"], &[]);
+    let prec = ShapePrec::single(0, class);
+    let mut m = BTreeMap::new();
+    m.insert(0, &*prec.global[&0]);
+    let s = heap_to_shape_state(&prog, &h, &m).converted(&prec, prog.entry);
+    let cpa = ShapeCpa::new(&prog);
+    let fresh = ShapeCpa::new(&prog);
+    let mut asked = 0;
+    for e in prog.graph.edge_indices() {
+        let Some((_, to)) = prog.graph.edge_endpoints(e) else {
+            continue;
+        };
+        let step = crate::cfa::Step::Edge(e);
+        let first = cpa.post(&prog, &s, step, to, &prec);
+        let again = cpa.post(&prog, &s, step, to, &prec);
+        assert_eq!(first, again);
+        assert_eq!(first, fresh.post(&prog, &s, step, to, &prec));
+        asked += 1;
+    }
+    assert!(asked > 0);
+    assert_eq!(cpa.memo_hits(), asked);
+    assert_eq!(fresh.memo_hits(), 0);
 }
 
 mod props {
@@ -328,7 +400,7 @@ mod props {
             let back: ShapeState = serde_json::from_str(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(&back, &a);
             let c = heap_to_shape(&prog, &h1, 0, &coarse);
-            let conv = convert_comp(&c, &fine);
+            let conv = convert_comp(&c, &std::sync::Arc::new(fine.clone()));
             let direct = heap_to_shape(&prog, &h1, 0, &fine);
             prop_assert!(direct.subsumed_by(&conv), "direct {:?}\nconverted {:?}", direct, conv);
         }
@@ -455,7 +527,7 @@ fn leak_proofs_need_a_complete_component() {
     wild.wild_vars.insert("x0".into());
     assert!(!wild.proves_no_leak(Unreachable, &none, &none));
     // no node: nothing allocated
-    let mut empty = ShapeComp::initial(&class);
+    let mut empty = ShapeComp::initial(class.clone());
     assert!(!empty.proves_no_leak(Unfreed, &none, &none));
     empty.complete = true;
     assert!(
@@ -463,8 +535,8 @@ fn leak_proofs_need_a_complete_component() {
             && empty.proves_no_leak(Unreachable, &none, &none)
     );
     // ⊤ claims nothing; a complete component does not cover an incomplete one
-    assert!(!ShapeComp::top(&class).complete);
-    let incomplete = ShapeComp::initial(&class);
+    assert!(!ShapeComp::top(class.clone()).complete);
+    let incomplete = ShapeComp::initial(class.clone());
     assert!(!incomplete.subsumed_by(&empty) && empty.subsumed_by(&incomplete));
 }
 
@@ -503,7 +575,7 @@ fn leak_proofs_use_reachability_along_several_fields() {
         }
     }
     assert!(s.len() < 5, "summary nodes: {s}");
-    let mut comp = ShapeComp::initial(&class);
+    let mut comp = ShapeComp::initial(class.clone());
     comp.region = ShapeRegion::from_structures(class.clone(), [s]);
     comp.complete = true;
     let none = BTreeSet::new();

@@ -26,6 +26,13 @@ pub struct ShapeRegion {
 }
 
 impl ShapeRegion {
+    /// Replaces the class object by `class`, an equal class (ignored otherwise), so
+    /// that regions of one precision share one object and compare classes by address.
+    pub fn share_class(&mut self, class: &Arc<ShapeClass>) {
+        if *self.class == **class {
+            self.class = class.clone();
+        }
+    }
     /// The empty region (no heap) of `class`.
     pub fn empty(class: impl Into<Arc<ShapeClass>>) -> ShapeRegion {
         ShapeRegion {

@@ -287,7 +287,7 @@ impl HeapAbstraction {
             let Some(class) = self.prec.shape.global.get(&s) else {
                 continue;
             };
-            let mut class = class.clone();
+            let mut class = (**class).clone();
             class.counters = counters.clone();
             tracing::debug!(
                 "count refinement: struct {} with counters {}?",
@@ -861,7 +861,7 @@ impl HeapAbstraction {
                 _ => None,
             })
             .filter(|(s, _, _, c)| {
-                let mut c = (*c).clone();
+                let mut c = (***c).clone();
                 c.partial_join = false;
                 replay
                     .get_or_insert_with(|| self.path_replay(prog, input))
