@@ -242,6 +242,15 @@ fn a_kernel_style_intrusive_list_is_lowered_through_its_container() {
 }
 
 #[test]
+fn heap_elements_of_a_list_with_a_stack_head_are_freed_validly() {
+    // a regression: without leak checks the shape domain did not tell the stack head
+    // (`LIST_HEAD(queue)`, a `struct job` object) from heap elements, so `free(j)`
+    // might free it and the shape refinement failed ("back to explicit heaps")
+    let out = assert_safe_with_checked_certificate(&data("kernel_list_free_safe.c"), &[]);
+    assert!(!out.contains("back to explicit heaps"), "{out}");
+}
+
+#[test]
 fn a_link_struct_embedded_twice_is_an_object_of_its_own() {
     // `frontend::intrusive`'s split model: each embedded link is an object allocated
     // and freed with its node

@@ -683,14 +683,15 @@ pub struct ShapeCpa {
     /// struct locals): their universe nodes need not be heap objects, so `free` of an
     /// exactly tracked pointer may still be invalid.
     pub stack_structs: BTreeSet<crate::cfa::StructId>,
-    /// Only in a program with leak checks ([`Program::has_leak_checks`]; empty
-    /// elsewhere, so the other properties' analysis is unchanged): the variables that
+    /// Only in a program with leak checks ([`Program::has_leak_checks`]) or with a
+    /// `free` of a pointer to one of [`ShapeCpa::stack_structs`] (empty elsewhere, so
+    /// the analysis of other programs is unchanged): the variables that
     /// only hold addresses of stack struct objects ([`live::stack_address_vars`]), with
     /// their function (`None`: a global). They are never set to NULL (not where dead,
     /// not when their function returns), so that the leak checks tell their nodes (no
     /// heap objects) apart and, inside their function, reach the heap through them.
     pub stack_vars: BTreeMap<String, Option<crate::cfa::FuncId>>,
-    /// Only in a program with leak checks: the struct types of `stack_structs` whose
+    /// Only where [`ShapeCpa::stack_vars`] is not empty: the struct types of `stack_structs` whose
     /// stack objects are all the nodes of `stack_vars` ([`live::stack_exact_structs`]):
     /// a `free` of a pointer that cannot alias one of them frees a heap object or an
     /// invalid pointer (decided as for heap-only types).
@@ -740,7 +741,18 @@ impl ShapeCpa {
                 _ => None,
             })
             .collect();
-        let (stack_vars, stack_exact) = if prog.has_leak_checks() {
+        // a `free` of a pointer to a type that also has stack objects (an error path
+        // `Op::AssumeInvalid` in every property): the domain tells them apart, so that
+        // it can prove the `free` valid
+        let frees_stack_type = prog.graph.edge_weights().any(|e| match &e.op {
+            crate::cfa::Op::Free { ptr } => prog
+                .vars
+                .get(*ptr)
+                .and_then(|v| v.ty.pointee_struct())
+                .is_some_and(|k| stack_structs.contains(&k)),
+            _ => false,
+        });
+        let (stack_vars, stack_exact) = if prog.has_leak_checks() || frees_stack_type {
             let vars = live::stack_address_vars(prog);
             let exact = live::stack_exact_structs(prog, &vars);
             let named = vars
