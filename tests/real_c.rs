@@ -251,6 +251,24 @@ fn heap_elements_of_a_list_with_a_stack_head_are_freed_validly() {
 }
 
 #[test]
+fn a_program_with_nothing_to_promote_runs_with_and_without_value_names() {
+    // `struct job` has an integer field, so value names may matter: two threads, one
+    // with lazy value names; one thread runs only the lazy analysis
+    let f = data("kernel_list_free_safe.c");
+    let out = assert_safe_with_checked_certificate(&f, &["--jobs", "2"]);
+    assert!(
+        out.contains("portfolio: the program with and without lazy value names at once"),
+        "{out}"
+    );
+    assert!(
+        out.contains("portfolio: the other analysis stopped"),
+        "{out}"
+    );
+    let out = assert_safe_with_checked_certificate(&f, &["--jobs", "1"]);
+    assert!(!out.contains("portfolio"), "{out}");
+}
+
+#[test]
 fn a_link_struct_embedded_twice_is_an_object_of_its_own() {
     // `frontend::intrusive`'s split model: each embedded link is an object allocated
     // and freed with its node

@@ -90,8 +90,10 @@ pub struct VerifyArgs {
     pub local_scg: bool,
     /// Experiment: field equalities `f == k` that a range of the tracking definition
     /// covers (`f >= 0`, `f <= 1`) do not name summary nodes until a refinement needs
-    /// them; default: they always do. The portfolio (`--jobs` ≥ 2) analyses the
-    /// promoted program both ways.
+    /// them; default: they always do. Both ways are used without this flag: the
+    /// portfolio (`--jobs` ≥ 2) analyses the program (the promoted program, when
+    /// there is one) both ways; one thread runs a program with nothing to promote
+    /// lazily, and the promoted program lazily first.
     #[arg(long, help_heading = "Experiments")]
     pub lazy_value_names: bool,
     /// Experiment: track possibly uninitialised or dangling fields with per-variable
@@ -300,14 +302,11 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
         (Domains::Heap, Promote::Auto | Promote::First) => crate::promote::promote(&prog),
         _ => None,
     };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let Some(promoted) = promoted else {
-        return Ok(verify_program(
-            &prog,
-            args,
-            budget,
-            &[],
-            ProgramVariant::AsWritten,
-        ));
+        return Ok(verify_unpromoted(&prog, args, budget, jobs));
     };
     let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
     let mut what: Vec<String> = promoted
@@ -322,9 +321,6 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             .map(|t| format!("{} ({} objects) to globals", t.name, t.objects)),
     );
     let note = format!("promoted: {}", what.join(", "));
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if jobs >= 2 {
         return Ok(verify_portfolio(&prog, promoted, args, budget, note));
     }
@@ -406,6 +402,149 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     Ok(last)
 }
 
+/// A program with nothing to promote. Where value names can matter (the heap domains
+/// and a struct with an integer field, not asked for `--lazy-value-names` already), it
+/// is analysed with lazy value names: on one thread alone (they name summaries by
+/// field values where a refinement needs it, and start over with the names when the
+/// shape refinement is stuck, ARCHITECTURE.md, "Value names"), on two or more threads
+/// beside the run with value names ([`verify_pair`]). Otherwise as asked.
+fn verify_unpromoted(
+    prog: &crate::cfa::Program,
+    args: &VerifyArgs,
+    budget: Option<f64>,
+    jobs: usize,
+) -> VerifyReport {
+    let lazy = args.domains == Domains::Heap && !args.lazy_value_names && has_int_fields(prog);
+    if !lazy {
+        return verify_program(prog, args, budget, &[], ProgramVariant::AsWritten);
+    }
+    if jobs >= 2 {
+        return verify_pair(prog, args, budget);
+    }
+    let lazy_args = VerifyArgs {
+        lazy_value_names: true,
+        ..args.clone()
+    };
+    verify_program(prog, &lazy_args, budget, &[], ProgramVariant::AsWritten)
+}
+
+/// The program analysed with and without lazy value names at once, on two threads:
+/// the first verdict but UNKNOWN (each is checked as any run's: a certificate, a
+/// replayed counterexample) ends the pair and cancels the other thread; when both are
+/// UNKNOWN, the report of the run with value names, the other's outcome logged.
+fn verify_pair(prog: &crate::cfa::Program, args: &VerifyArgs, budget: Option<f64>) -> VerifyReport {
+    let started = std::time::Instant::now();
+    let (tx, rx) = crossbeam::channel::bounded::<(Side, VerifyReport)>(2);
+    let cancel = [crate::art::Cancel::default(), crate::art::Cancel::default()];
+    spawn_side(
+        &tx,
+        Side::AsWritten,
+        prog.clone(),
+        args,
+        budget,
+        Vec::new(),
+        cancel[0].clone(),
+    );
+    spawn_side(
+        &tx,
+        Side::AsWrittenLazy,
+        prog.clone(),
+        args,
+        budget,
+        Vec::new(),
+        cancel[1].clone(),
+    );
+    drop(tx);
+    let mut named: Option<VerifyReport> = None;
+    let mut lazy_line: Option<String> = None;
+    let mut log =
+        vec!["portfolio: the program with and without lazy value names at once".to_string()];
+    while let Ok((side, rep)) = rx.recv() {
+        if !matches!(rep.verdict, Verdict::Unknown(_)) {
+            cancel.iter().for_each(|c| c.cancel());
+            if side == Side::AsWrittenLazy {
+                log.push("the answer: lazy value names".into());
+            }
+            log.push(wait_for_cancelled(&rx));
+            let mut rep = rep;
+            rep.log.splice(0..0, log);
+            rep.stats.time_total_s = started.elapsed().as_secs_f64();
+            return rep;
+        }
+        match side {
+            Side::AsWrittenLazy => lazy_line = Some(outcome_line("lazy value names", &rep)),
+            _ => named = Some(rep),
+        }
+        if named.is_some() && lazy_line.is_some() {
+            break;
+        }
+    }
+    cancel.iter().for_each(|c| c.cancel());
+    let stopped = wait_for_cancelled(&rx);
+    let mut rep = named.unwrap_or_else(no_answer_report);
+    log.extend(lazy_line);
+    log.push(stopped);
+    rep.log.splice(0..0, log);
+    rep.stats.time_total_s = started.elapsed().as_secs_f64();
+    rep
+}
+
+/// The report when no analysis thread answered (none could start).
+fn no_answer_report() -> VerifyReport {
+    VerifyReport {
+        verdict: Verdict::Unknown("internal error: no analysis thread answered".into()),
+        stats: Default::default(),
+        certificate: None,
+        heap_certificate: None,
+        certificate_file: None,
+        counterexample: None,
+        log: Vec::new(),
+        violated: None,
+        program: ProgramVariant::AsWritten,
+    }
+}
+
+/// Starts the analysis of `side` (the program `prog`, `explicit` tracked from the
+/// start) on a thread of its own, which sends its report on `tx` and stops early once
+/// `cancel` is set. A thread that cannot start leaves its side unanswered (logged).
+fn spawn_side(
+    tx: &crossbeam::channel::Sender<(Side, VerifyReport)>,
+    side: Side,
+    prog: crate::cfa::Program,
+    args: &VerifyArgs,
+    budget: Option<f64>,
+    explicit: Vec<crate::cfa::VarId>,
+    cancel: crate::art::Cancel,
+) {
+    let tx = tx.clone();
+    let mut args = args.clone();
+    let parent = tracing::Span::current();
+    let (name, variant) = match side {
+        Side::AsWritten => ("as-written", ProgramVariant::AsWritten),
+        Side::AsWrittenLazy => {
+            args.lazy_value_names = true;
+            ("as-written-lazy", ProgramVariant::AsWritten)
+        }
+        Side::Promoted => ("promoted", ProgramVariant::Promoted),
+        Side::PromotedLazy => {
+            args.lazy_value_names = true;
+            ("promoted-lazy", ProgramVariant::Promoted)
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("verify-{name}"))
+        .spawn(move || {
+            let _span = tracing::info_span!(parent: &parent, "portfolio", side = name).entered();
+            let rep =
+                verify_program_cancellable(&prog, &args, budget, &explicit, variant, Some(cancel));
+            // the receiver may be gone (the other side decided): nothing to do then
+            let _ = tx.send((side, rep));
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the {name} analysis thread: {e}");
+    }
+}
+
 /// "`what`: VERDICT after N s", logged at info level: how a run that did not decide
 /// the answer ended.
 fn outcome_line(what: &str, rep: &VerifyReport) -> String {
@@ -430,6 +569,8 @@ fn has_int_fields(prog: &crate::cfa::Program) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
     AsWritten,
+    /// The program as written with `--lazy-value-names` ([`verify_pair`]).
+    AsWrittenLazy,
     Promoted,
     /// The promoted program with `--lazy-value-names`.
     PromotedLazy,
@@ -459,37 +600,7 @@ fn verify_portfolio(
                  prog: crate::cfa::Program,
                  explicit: Vec<crate::cfa::VarId>,
                  cancel: crate::art::Cancel| {
-        let tx = tx.clone();
-        let mut args = args.clone();
-        let parent = tracing::Span::current();
-        let (name, variant) = match side {
-            Side::AsWritten => ("as-written", ProgramVariant::AsWritten),
-            Side::Promoted => ("promoted", ProgramVariant::Promoted),
-            Side::PromotedLazy => {
-                args.lazy_value_names = true;
-                ("promoted-lazy", ProgramVariant::Promoted)
-            }
-        };
-        // a thread that cannot start leaves its side unanswered: the other decides
-        let spawned = std::thread::Builder::new()
-            .name(format!("verify-{name}"))
-            .spawn(move || {
-                let _span =
-                    tracing::info_span!(parent: &parent, "portfolio", side = name).entered();
-                let rep = verify_program_cancellable(
-                    &prog,
-                    &args,
-                    budget,
-                    &explicit,
-                    variant,
-                    Some(cancel),
-                );
-                // the receiver may be gone (the other side decided): nothing to do then
-                let _ = tx.send((side, rep));
-            });
-        if let Err(e) = spawned {
-            tracing::warn!("cannot start the {name} analysis thread: {e}");
-        }
+        spawn_side(&tx, side, prog, args, budget, explicit, cancel);
     };
     spawn(Side::AsWritten, prog.clone(), Vec::new(), cancel[0].clone());
     // the promoted program twice, with and without field values naming summaries
@@ -546,7 +657,7 @@ fn verify_portfolio(
                     break;
                 }
             }
-            Side::AsWritten => {
+            Side::AsWritten | Side::AsWrittenLazy => {
                 let decided = !matches!(rep.verdict, Verdict::Unknown(_)) || promoted_left == 0;
                 as_written = Some(rep);
                 if decided {
@@ -558,20 +669,7 @@ fn verify_portfolio(
     }
     cancel_all();
     let stopped = wait_for_cancelled(&rx);
-    let mut rep = match as_written {
-        Some(rep) => rep,
-        None => VerifyReport {
-            verdict: Verdict::Unknown("internal error: no analysis thread answered".into()),
-            stats: Default::default(),
-            certificate: None,
-            heap_certificate: None,
-            certificate_file: None,
-            counterexample: None,
-            log: Vec::new(),
-            violated: None,
-            program: ProgramVariant::AsWritten,
-        },
-    };
+    let mut rep = as_written.unwrap_or_else(no_answer_report);
     if let Some(line) = promoted_line {
         log.push(line);
     } else {
