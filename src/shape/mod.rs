@@ -130,7 +130,7 @@ use std::sync::Arc;
 /// What another domain knows at a step (the product's strengthening of the shape
 /// domain). Every fact must hold in every concrete state of the step's pre-state;
 /// [`Known::NONE`]: nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Known {
     /// Of the integer a `ptr->field = e` step writes: each `(rel, c)` holds of the
     /// value (`value rel c`; `rel` a comparison). The store transfer makes the field
@@ -696,28 +696,6 @@ pub struct ShapeCpa {
     /// a `free` of a pointer that cannot alias one of them frees a heap object or an
     /// invalid pointer (decided as for heap-only types).
     pub stack_exact: BTreeSet<crate::cfa::StructId>,
-    /// The successors this instance computed ([`PostMemo`]), shared by its clones.
-    memo: std::sync::Arc<std::sync::Mutex<PostMemo>>,
-}
-
-/// At most this many successors are remembered; a full memo starts over.
-const POST_MEMO_CAP: usize = 1 << 14;
-
-/// A [`PostMemo`] key: the state, its class objects' addresses, the step, its target
-/// and what the other domains know.
-type PostKey = (ShapeState, Vec<usize>, Step, Node, Known);
-
-/// The successors [`ShapeCpa::post_joined_with`] computed before its class
-/// conversion, by `(state, step, target, known)`: everything they depend on besides
-/// the instance's own fields, which never change, and the addresses of the state's
-/// class objects (kept alive by the key). An ART has many nodes whose shape
-/// parts agree and differ in the other domains' parts; their posts are computed once.
-/// Only an instance's own results are reused (a checker's fresh instance recomputes
-/// every successor).
-#[derive(Debug, Default)]
-struct PostMemo {
-    map: rustc_hash::FxHashMap<PostKey, Option<ShapeState>>,
-    hits: u64,
 }
 
 impl ShapeCpa {
@@ -779,12 +757,7 @@ impl ShapeCpa {
             stack_exact,
             addr_taken: Some(at),
             live: Some(std::sync::Arc::new(live::live_vars(prog))),
-            memo: Default::default(),
         }
-    }
-    /// How many successors came from the memo ([`PostMemo`]) so far.
-    pub fn memo_hits(&self) -> u64 {
-        self.memo.lock().map_or(0, |m| m.hits)
     }
     /// The same CPA with joined successors.
     pub fn joined(mut self) -> ShapeCpa {
@@ -821,37 +794,10 @@ impl ShapeCpa {
         // the classes by address too: a state is only ever answered with successors
         // that share its class objects (equal classes in other objects, from an earlier
         // ART, would make every later comparison with them a deep one)
-        let classes = s
-            .comps
-            .values()
-            .map(|c| std::sync::Arc::as_ptr(&c.region.class) as usize)
-            .collect();
-        let key = (s.clone(), classes, step, to, stored.clone());
-        let known = self.memo.lock().ok().and_then(|mut m| {
-            let r = m.map.get(&key).cloned();
-            if r.is_some() {
-                m.hits += 1;
-            }
-            r
-        });
-        let t = match known {
-            Some(t) => t?,
-            None => {
-                let t = ops::post_step(self, prog, s, step, stored).map(|mut t| {
-                    if let Some(live) = &self.live {
-                        ops::kill_dead(prog, &mut t, to, live.get(&to), &self.stack_vars);
-                    }
-                    t
-                });
-                if let Ok(mut m) = self.memo.lock() {
-                    if m.map.len() >= POST_MEMO_CAP {
-                        m.map.clear();
-                    }
-                    m.map.insert(key, t.clone());
-                }
-                t?
-            }
-        };
+        let mut t = ops::post_step(self, prog, s, step, stored)?;
+        if let Some(live) = &self.live {
+            ops::kill_dead(prog, &mut t, to, live.get(&to), &self.stack_vars);
+        }
         let t = ops::convert_state(&t, &prec.classes_at(to));
         (!t.is_bottom()).then_some(t)
     }

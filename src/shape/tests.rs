@@ -283,57 +283,6 @@ fn states_share_the_class_objects_of_their_precision() {
     assert_eq!(conv.region, other.region);
 }
 
-#[test]
-fn a_memoised_post_is_the_post() {
-    use crate::cfa::{LocKind, Op, SrcLoc};
-    let (mut prog, h) = fig1b();
-    // x0 = x0->succ; x0->pred = NULL; free(x0)
-    let l: Vec<_> = (0..4)
-        .map(|_| prog.add_loc(0, SrcLoc::default(), LocKind::Normal))
-        .collect();
-    let x0 = 0;
-    for (i, op) in [
-        Op::Load {
-            dst: x0,
-            ptr: x0,
-            field: crate::explicit::testutil::fr(1),
-        },
-        Op::Store {
-            ptr: x0,
-            field: crate::explicit::testutil::fr(2),
-            src: crate::cfa::Expr::Null,
-        },
-        Op::Free { ptr: x0 },
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        prog.add_edge(l[i], l[i + 1], op, SrcLoc::default());
-    }
-    let class = dll_class(&prog, &["cancel"], &[]);
-    let prec = ShapePrec::single(0, class);
-    let mut m = BTreeMap::new();
-    m.insert(0, &*prec.global[&0]);
-    let s = heap_to_shape_state(&prog, &h, &m).converted(&prec, prog.entry);
-    let cpa = ShapeCpa::new(&prog);
-    let fresh = ShapeCpa::new(&prog);
-    let mut asked = 0;
-    for e in prog.graph.edge_indices() {
-        let Some((_, to)) = prog.graph.edge_endpoints(e) else {
-            continue;
-        };
-        let step = crate::cfa::Step::Edge(e);
-        let first = cpa.post(&prog, &s, step, to, &prec);
-        let again = cpa.post(&prog, &s, step, to, &prec);
-        assert_eq!(first, again);
-        assert_eq!(first, fresh.post(&prog, &s, step, to, &prec));
-        asked += 1;
-    }
-    assert!(asked > 0);
-    assert_eq!(cpa.memo_hits(), asked);
-    assert_eq!(fresh.memo_hits(), 0);
-}
-
 mod props {
     use super::*;
     use proptest::prelude::*;

@@ -702,7 +702,6 @@ impl Abstraction for HeapAbstraction {
             "fine_tune_oracle_calls": self.fine_tune_oracle_calls,
             "posts": s.posts,
             "post_cache_hits": s.cache_hits,
-            "shape_post_memo_hits": self.cpa.shape.memo_hits(),
             "z3_queries": s.z3_queries,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
             "scg_library": self.library_origin(),
