@@ -26,12 +26,12 @@ pub struct ShapeRegion {
 }
 
 impl ShapeRegion {
-    /// Replaces the class object by `class`, an equal class (ignored otherwise), so
-    /// that regions of one precision share one object and compare classes by address.
+    /// Replaces the class object by `class`, which must be an equal class (checked in
+    /// debug builds), so that regions of one precision share one object and compare
+    /// classes by address.
     pub fn share_class(&mut self, class: &Arc<ShapeClass>) {
-        if *self.class == **class {
-            self.class = class.clone();
-        }
+        debug_assert!(*self.class == **class, "share_class with another class");
+        self.class = class.clone();
     }
     /// The empty region (no heap) of `class`.
     pub fn empty(class: impl Into<Arc<ShapeClass>>) -> ShapeRegion {
