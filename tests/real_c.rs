@@ -251,6 +251,15 @@ fn heap_elements_of_a_list_with_a_stack_head_are_freed_validly() {
 }
 
 #[test]
+fn a_stack_sentinel_used_in_place_is_recognised_from_the_programs_samples() {
+    // a regression: the ART's samples (only tracked fields, ⊤ elsewhere) showed no data
+    // structure, `cyclic-sll` along `prev` was picked and the shape refinement failed
+    let out =
+        assert_safe_with_checked_certificate(&data("stack_head_dll_safe.c"), &["--jobs", "1"]);
+    assert!(out.contains("final SCG of struct n: cyclic-dll"), "{out}");
+}
+
+#[test]
 fn a_program_with_nothing_to_promote_runs_with_and_without_value_names() {
     // `struct job` has an integer field, so value names may matter: two threads, one
     // with lazy value names; one thread runs only the lazy analysis

@@ -347,11 +347,36 @@ impl HeapAbstraction {
             .map(|(s, _)| *s)
             .collect();
         let mut switched = false;
+        let mut program_samples = None;
         for s in pending {
             if !refs.iter().any(|h| !h.all_cells_of_type(s).is_empty()) {
                 continue;
             }
-            let c = classify(prog, s, &refs);
+            let mut c = classify(prog, s, &refs);
+            if c.chosen == crate::explicit::DataStructure::Unknown {
+                // the ART's samples hold only the fields its precision tracks (⊤
+                // elsewhere), which may break every invariant: the program sampler's
+                // concrete samples then tell the structure, as before the threshold
+                let report = program_samples.get_or_insert_with(|| {
+                    let cfg = crate::explicit::sample::SamplerConfig {
+                        state_budget: EARLY_SAMPLE_BUDGET,
+                        deadline: self.deadline.get(),
+                        ..Default::default()
+                    };
+                    crate::explicit::sample_program(prog, &cfg)
+                });
+                if let Some(d) = report
+                    .classifications
+                    .iter()
+                    .find(|d| d.strukt == s && d.chosen != crate::explicit::DataStructure::Unknown)
+                {
+                    tracing::info!(
+                        "Abstract: the ART's samples show no data structure, the program's: {}",
+                        d.chosen
+                    );
+                    c = d.clone();
+                }
+            }
             switched |= self.abstract_type(prog, &lat, &c).is_some();
         }
         if !switched {
