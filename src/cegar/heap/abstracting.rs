@@ -129,14 +129,7 @@ impl HeapAbstraction {
         if pending.is_empty() {
             return Vec::new();
         }
-        // a tenth of the sampler's default budget: this runs on a failing refinement,
-        // often of a program whose nondeterministic data keeps structures shallow
-        let cfg = crate::explicit::sample::SamplerConfig {
-            state_budget: EARLY_SAMPLE_BUDGET,
-            deadline: self.deadline.get(),
-            ..Default::default()
-        };
-        let report = crate::explicit::sample_program(prog, &cfg);
+        let report = self.program_samples(prog);
         let mut out = Vec::new();
         for s in pending {
             let Some(c) = report.classifications.iter().find(|c| c.strukt == s) else {
@@ -151,6 +144,19 @@ impl HeapAbstraction {
             }
         }
         out
+    }
+
+    /// The program sampler's report (`shapemc samples`) within a tenth of its default
+    /// budget ([`EARLY_SAMPLE_BUDGET`]) and the run's deadline: it runs on a failing
+    /// refinement or a sampling threshold, often of a program whose nondeterministic
+    /// data keeps structures shallow.
+    fn program_samples(&self, prog: &Program) -> crate::explicit::SampleReport {
+        let cfg = crate::explicit::sample::SamplerConfig {
+            state_budget: EARLY_SAMPLE_BUDGET,
+            deadline: self.deadline.get(),
+            ..Default::default()
+        };
+        crate::explicit::sample_program(prog, &cfg)
     }
 
     /// `--scg maximal`: classify every struct type on explicit samples of the program
@@ -357,14 +363,7 @@ impl HeapAbstraction {
                 // the ART's samples hold only the fields its precision tracks (⊤
                 // elsewhere), which may break every invariant: the program sampler's
                 // concrete samples then tell the structure, as before the threshold
-                let report = program_samples.get_or_insert_with(|| {
-                    let cfg = crate::explicit::sample::SamplerConfig {
-                        state_budget: EARLY_SAMPLE_BUDGET,
-                        deadline: self.deadline.get(),
-                        ..Default::default()
-                    };
-                    crate::explicit::sample_program(prog, &cfg)
-                });
+                let report = program_samples.get_or_insert_with(|| self.program_samples(prog));
                 if let Some(d) = report
                     .classifications
                     .iter()
