@@ -75,6 +75,7 @@
 
 mod heap;
 mod live;
+pub use live::live_vars;
 pub mod numeric;
 mod ops;
 mod stack;

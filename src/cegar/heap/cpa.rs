@@ -2,13 +2,13 @@
 //! the strengthening of the shape post by what the explicit state and the predicate
 //! cube know of integers stored into and loaded from fields.
 
-use crate::cfa::{BinOp, Expr, Node, Op, Program, Step, VarId};
+use crate::cfa::{BinOp, Expr, Node, Op, Program, Scope, Step, VarId};
 use crate::cpa::Cpa;
 use crate::explicit::{ExplicitCpa, ExplicitPrec, ExplicitState};
 use crate::predabs::{Cube, Precision, PredAbs};
 use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The name of [`HeapCpa`] with one joined region of shape structures per state
 /// ([`HeapOptions::shape_joined`]) in certificates.
@@ -54,6 +54,38 @@ pub struct HeapCpa {
     pub pred: PredAbs,
     pub explicit: ExplicitCpa,
     pub shape: ShapeCpa,
+    /// Per location: the integer variables of its function that are dead there
+    /// ([`dead_ints`]); the precision adjustment forgets their explicit values.
+    dead_ints: HashMap<Node, BTreeSet<VarId>>,
+}
+
+/// The integer locals (parameters and temporaries included) of each location's own
+/// function that are dead there: written again before any read on every path within
+/// the function ([`crate::shape::live_vars`]). Forgetting such a value (⊤) only
+/// over-approximates, and it keeps a loaded temporary (`t = p->data`) from telling
+/// apart states at a loop head long after its last use. Pointers are left alone: the
+/// explicit heap drops the cells that only a forgotten pointer reached.
+pub fn dead_ints(prog: &Program) -> HashMap<Node, BTreeSet<VarId>> {
+    let live = crate::shape::live_vars(prog);
+    let mut out = HashMap::new();
+    for n in prog.graph.node_indices() {
+        let func = prog.graph[n].func;
+        let dead: BTreeSet<VarId> = prog
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(v, var)| {
+                var.ty.is_int()
+                    && matches!(var.scope, Scope::Local(f) | Scope::Param(f) | Scope::Temp(f) if f == func)
+                    && !live.get(&n).is_some_and(|l| l.contains(v))
+            })
+            .map(|(v, _)| v)
+            .collect();
+        if !dead.is_empty() {
+            out.insert(n, dead);
+        }
+    }
+    out
 }
 
 impl HeapCpa {
@@ -68,6 +100,17 @@ impl HeapCpa {
             } else {
                 ShapeCpa::new(prog).joined()
             },
+            dead_ints: dead_ints(prog),
+        }
+    }
+    /// The same CPA over the same program tables without the predicate abstraction's
+    /// caches (the certificate check's fresh CPA), with the given Z3 timeout.
+    pub fn fresh(&self, timeout_ms: u32) -> HeapCpa {
+        HeapCpa {
+            pred: PredAbs::new(timeout_ms),
+            explicit: ExplicitCpa,
+            shape: self.shape.clone(),
+            dead_ints: self.dead_ints.clone(),
         }
     }
     /// Whether shape regions are joined per state (the default) or split.
@@ -231,7 +274,12 @@ impl Cpa for HeapCpa {
     fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
         HeapState {
             pred: self.pred.adjust(s.pred, at, &prec.pred),
-            explicit: self.explicit.adjust(s.explicit, at, &prec.explicit),
+            explicit: match self.dead_ints.get(&at) {
+                Some(dead) => s
+                    .explicit
+                    .restrict(&|x| prec.explicit.tracks(at, x) && !dead.contains(&x)),
+                None => self.explicit.adjust(s.explicit, at, &prec.explicit),
+            },
             shape: self.shape.adjust(s.shape, at, &prec.shape),
         }
     }
@@ -299,6 +347,13 @@ pub(super) fn field_constants(
                 work.extend(sources.get(x).into_iter().flatten().copied());
             }
             Expr::Cast(_, inner) => work.push(inner),
+            // a comparison or `!e` is 0 or 1 (`e->data = nondet() != 0`)
+            b if b.is_boolean() => {
+                out.extend([0, 1]);
+                if out.len() > MAX_FIELD_CONSTANTS {
+                    return Vec::new();
+                }
+            }
             _ => {}
         }
     }
@@ -483,5 +538,31 @@ mod tests {
         assert!(with_loaded(&e, x, Some(3)).is_some());
         assert!(with_loaded(&e, x, Some(4)).is_none());
         assert!(with_loaded(&e, x, None).is_some());
+    }
+
+    const WALK: &str = "#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nstruct node { int data; struct node *next; };\nint main(void) { struct node *l = NULL, *p; int s = 0; while (__VERIFIER_nondet_int()) { p = malloc(sizeof(struct node)); if (!p) return 0; p->data = __VERIFIER_nondet_int() != 0; p->next = l; l = p; } for (p = l; p; p = p->next) { int t = p->data; if (t > 1) s = 1; } return s; }";
+
+    /// A field set to a comparison (`p->data = nondet() != 0`) holds 0 or 1.
+    #[test]
+    fn a_comparison_stored_into_a_field_gives_the_constants_0_and_1() {
+        let prog = crate::testutil::parse_c(WALK);
+        assert_eq!(
+            field_constants(&prog, node_field(&prog, "data"), &[]),
+            vec![0, 1]
+        );
+    }
+
+    /// A loaded temporary (`t = p->data`) is dead at the walk's loop head, the sum `s`
+    /// is not; the precision adjustment forgets only the former.
+    #[test]
+    fn a_loaded_temporary_is_dead_at_the_loop_head() {
+        let prog = crate::testutil::parse_c(WALK);
+        let dead = dead_ints(&prog);
+        let var = |n: &str| prog.vars.iter().position(|v| v.name == n).unwrap();
+        let (t, s) = (var("main::t"), var("main::s"));
+        // somewhere (the loop head among others) `t` is forgotten while `s` is kept
+        assert!(dead.values().any(|d| d.contains(&t) && !d.contains(&s)));
+        // and never the other way round: `s` is read at the end, `t` only in the body
+        assert!(!dead.values().any(|d| d.contains(&s) && !d.contains(&t)));
     }
 }

@@ -52,8 +52,8 @@ pub use cpa::{HeapCpa, HeapPrec, HeapState, HEAP_CPA_NAME, HEAP_SPLIT_CPA_NAME};
 use super::{Abstraction, RefineInput, Refinement};
 use crate::art::{Art, ArtId};
 use crate::cfa::{Node, Program, StructId, VarId};
-use crate::explicit::{ExplicitCpa, SampleCollector, SampleThreshold};
-use crate::predabs::{PredAbs, PredScope};
+use crate::explicit::{SampleCollector, SampleThreshold};
+use crate::predabs::PredScope;
 use crate::scg::{EnabledSets, Lattice, Scg, TrackingDef};
 use crate::shape::ShapePrec;
 use crate::tvla::ShapeClass;
@@ -620,11 +620,7 @@ impl Abstraction for HeapAbstraction {
     }
 
     fn checker(&self) -> HeapCpa {
-        HeapCpa {
-            pred: PredAbs::new(self.timeout_ms),
-            explicit: ExplicitCpa,
-            shape: self.cpa.shape.clone(),
-        }
+        self.cpa.fresh(self.timeout_ms)
     }
 
     fn precision(&self) -> &HeapPrec {

@@ -347,6 +347,24 @@ impl HeapAbstraction {
                         changed |= d2.separate(prog.vars[x].name.clone());
                     }
                 }
+                // `p->f - q->f <= 0`, `up->data + -1 * 0 >= 0`, `p->f <= p->next->f`: an
+                // integer field of `s` read in any other form than `p->f rel k` is told
+                // apart by the constants the program stores into it (as `x <= p->f`
+                // below); comparisons of two cells' values (sortedness) then follow from
+                // their value names
+                let plain = a
+                    .field_assertion
+                    .as_ref()
+                    .filter(|fa| matches!(fa.rhs, Operand::Int(_)))
+                    .map(|fa| fa.field);
+                for &f in &a.fields {
+                    if f.strukt == s && prog.field(f).ty.is_int() && Some(f) != plain {
+                        let name = &prog.field(f).name;
+                        for k in field_constants(prog, f, &[]) {
+                            changed |= d2.add_assertion(format!("{name} == {k}"));
+                        }
+                    }
+                }
                 if let Some(fa) = &a.field_assertion {
                     let fty = &prog.field(fa.field).ty;
                     if fa.field.strukt != s || !fty.is_int() {
