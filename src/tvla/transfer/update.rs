@@ -100,23 +100,31 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
                 None => true,
             }
         };
-        let evals = eval_tuples(&cur, ins, needs_eval);
-        let mut newvals: Vec<(Vec<usize>, Kleene)> = Vec::with_capacity(evals.len());
+        let mut ev = Evaluator::new(&cur);
+        let mut newvals: Vec<(Vec<usize>, Kleene)> = Vec::new();
         let mut went_down = false;
         let mut went_up = false;
-        for (t, e) in evals {
+        for t in tuples(ins.arity, cur.len()) {
+            if !needs_eval(&t) {
+                continue;
+            }
             let old = old_val(&t);
-            let mut v = e;
+            // the cheap estimates first (monotonicity, finite differencing); the
+            // definition is evaluated only where they leave the value open (each
+            // estimate is sound alone, so a definite one is the value)
+            let mut v = Kleene::Half;
             if let (Some(o), Some(d)) = (old, vdir) {
-                let bound = match (d, o) {
+                v = match (d, o) {
                     (Dir::Dec, Kleene::False) => Kleene::False,
                     (Dir::Inc, Kleene::True) => Kleene::True,
                     _ => Kleene::Half,
                 };
-                v = meet(v, bound)?;
             }
             if let Some(dv) = diff.as_ref().and_then(|f| f(&t)) {
                 v = meet(v, dv)?;
+            }
+            if v == Kleene::Half {
+                v = ins.def.eval(&mut ev, &t);
             }
             if let Some(o) = old {
                 if v < o {
