@@ -140,7 +140,7 @@ pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
 }
 
 /// Entries of the [`post`] memo before it is emptied (bounds its memory).
-pub const POST_MEMO_CAP: usize = 1 << 15;
+pub const POST_MEMO_CAP: usize = 1 << 17;
 
 thread_local! {
     /// Abstract posts already computed: [`post`] is a function of the structure (with
