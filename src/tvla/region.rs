@@ -208,9 +208,14 @@ impl ShapeRegion {
     /// True if structure `s` with counts `a` (of this region's class) is represented
     /// by some structure of `self`.
     pub fn holds(&self, s: &Structure, a: Option<&Affine>) -> bool {
-        if let Some(b) = self.structs.get(s) {
-            if self.entry_within(s, a, s, b.as_ref()) {
-                return true;
+        // an equal structure first (a search of the map), unless the map has one entry
+        // (one structure per ART node, the default): the scan below tries it anyway,
+        // and the map's ordering compares cost as much as the embedding test
+        if self.structs.len() > 1 {
+            if let Some(b) = self.structs.get(s) {
+                if self.entry_within(s, a, s, b.as_ref()) {
+                    return true;
+                }
             }
         }
         self.structs
