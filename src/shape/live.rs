@@ -146,9 +146,6 @@ pub fn stack_exact_structs(prog: &Program, vars: &BTreeSet<VarId>) -> BTreeSet<S
 
 /// Live non-global variables at every location (a variable of another function is
 /// never reported: only the function's own locals, parameters and temporaries).
-/// The local variables (parameters and front-end temporaries included) of each
-/// location's function that may be read before they are written again, per location
-/// (globals are never in the sets: they are always live).
 pub fn live_vars(prog: &Program) -> HashMap<Node, BTreeSet<VarId>> {
     let local = |v: VarId| {
         !matches!(

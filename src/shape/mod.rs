@@ -75,7 +75,6 @@
 
 mod heap;
 mod live;
-pub use live::live_vars;
 pub mod numeric;
 mod ops;
 mod stack;

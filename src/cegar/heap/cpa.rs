@@ -61,12 +61,15 @@ pub struct HeapCpa {
 
 /// The integer locals (parameters and temporaries included) of each location's own
 /// function that are dead there: written again before any read on every path within
-/// the function ([`crate::shape::live_vars`]). Forgetting such a value (⊤) only
-/// over-approximates, and it keeps a loaded temporary (`t = p->data`) from telling
-/// apart states at a loop head long after its last use. Pointers are left alone: the
-/// explicit heap drops the cells that only a forgotten pointer reached.
-pub fn dead_ints(prog: &Program) -> HashMap<Node, BTreeSet<VarId>> {
-    let live = crate::shape::live_vars(prog);
+/// the function (`live`: the shape CPA's live variables, [`ShapeCpa::live`]).
+/// Forgetting such a value (⊤) only over-approximates, and it keeps a loaded temporary
+/// (`t = p->data`) from telling apart states at a loop head long after its last use.
+/// Pointers are left alone: the explicit heap drops the cells that only a forgotten
+/// pointer reached.
+pub fn dead_ints(
+    prog: &Program,
+    live: &HashMap<Node, BTreeSet<VarId>>,
+) -> HashMap<Node, BTreeSet<VarId>> {
     let mut out = HashMap::new();
     for n in prog.graph.node_indices() {
         let func = prog.graph[n].func;
@@ -92,15 +95,21 @@ impl HeapCpa {
     /// A fresh CPA (no caches) for `prog` with the given Z3 timeout per abstraction
     /// query; `split`: one shape structure per state (see [`HeapOptions`]).
     pub fn new(prog: &Program, timeout_ms: u32, split: bool) -> HeapCpa {
+        let shape = if split {
+            ShapeCpa::new(prog)
+        } else {
+            ShapeCpa::new(prog).joined()
+        };
+        let dead_ints = shape
+            .live
+            .as_deref()
+            .map(|live| dead_ints(prog, live))
+            .unwrap_or_default();
         HeapCpa {
             pred: PredAbs::new(timeout_ms),
             explicit: ExplicitCpa,
-            shape: if split {
-                ShapeCpa::new(prog)
-            } else {
-                ShapeCpa::new(prog).joined()
-            },
-            dead_ints: dead_ints(prog),
+            shape,
+            dead_ints,
         }
     }
     /// The same CPA over the same program tables without the predicate abstraction's
@@ -557,7 +566,7 @@ mod tests {
     #[test]
     fn a_loaded_temporary_is_dead_at_the_loop_head() {
         let prog = crate::testutil::parse_c(WALK);
-        let dead = dead_ints(&prog);
+        let dead = HeapCpa::new(&prog, 1000, true).dead_ints;
         let var = |n: &str| prog.vars.iter().position(|v| v.name == n).unwrap();
         let (t, s) = (var("main::t"), var("main::s"));
         // somewhere (the loop head among others) `t` is forgotten while `s` is kept
