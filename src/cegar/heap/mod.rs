@@ -1,8 +1,8 @@
 //! The heap part of the CEGAR loop (paper Algorithms 2 and 3): a combined abstraction
 //! of predicate abstraction × explicit heap, refined from interpolants.
 //!
-//! - The CPA ([`HeapCpa`]) is the product of [`PredAbs`] (integer and pointer
-//!   (dis)equality predicates) and [`ExplicitCpa`] (explicit heaps, paper §2.2). States
+//! - The CPA ([`HeapCpa`]) is the product of [`PredAbs`](crate::predabs::PredAbs) (integer and pointer
+//!   (dis)equality predicates) and [`ExplicitCpa`](crate::explicit::ExplicitCpa) (explicit heaps, paper §2.2). States
 //!   and precisions are serialisable, so a complete ART becomes a certificate that
 //!   `check-certificate` re-checks with a fresh [`HeapCpa`] ([`check_heap_certificate`]).
 //! - Refinement ([`HeapAbstraction::refine`], Algorithm 3 step 1 and the first branch
