@@ -131,6 +131,15 @@ impl Compiled {
 
     /// Evaluates the formula on `s` with the free variables bound to `args`.
     pub fn eval(&self, ev: &mut Evaluator<'_>, args: &[usize]) -> Kleene {
+        // the assignment on the stack for the usual handful of slots (this runs for
+        // every tuple of every definition in update and coerce)
+        const STACK_SLOTS: usize = 16;
+        if self.slots <= STACK_SLOTS {
+            let mut buf = [0usize; STACK_SLOTS];
+            let env = &mut buf[..self.slots];
+            env[..args.len()].copy_from_slice(args);
+            return ev.eval(&self.f, env);
+        }
         let mut env = vec![0usize; self.slots];
         env[..args.len()].copy_from_slice(args);
         ev.eval(&self.f, &mut env)
