@@ -134,15 +134,16 @@ impl Compiled {
         // the assignment on the stack for the usual handful of slots (this runs for
         // every tuple of every definition in update and coerce)
         const STACK_SLOTS: usize = 16;
-        if self.slots <= STACK_SLOTS {
-            let mut buf = [0usize; STACK_SLOTS];
-            let env = &mut buf[..self.slots];
-            env[..args.len()].copy_from_slice(args);
-            return ev.eval(&self.f, env);
-        }
-        let mut env = vec![0usize; self.slots];
+        let mut buf = [0usize; STACK_SLOTS];
+        let mut heap;
+        let env: &mut [usize] = if self.slots <= STACK_SLOTS {
+            &mut buf[..self.slots]
+        } else {
+            heap = vec![0usize; self.slots];
+            &mut heap
+        };
         env[..args.len()].copy_from_slice(args);
-        ev.eval(&self.f, &mut env)
+        ev.eval(&self.f, env)
     }
 }
 
