@@ -24,6 +24,7 @@
 
 pub mod cells;
 pub mod leak;
+pub mod loads;
 pub mod rewrite;
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};

@@ -126,6 +126,22 @@ fn a_list_sorted_by_comparing_two_cells_values() {
 }
 
 #[test]
+fn a_value_set_checked_by_reading_the_field_twice_is_a_range() {
+    // `p->data != 0 && p->data != 1` reads the field twice; the second read reuses the
+    // first (`Program::reuse_loaded_ints`), the loaded value is split over the cell's
+    // range (`split_field_value`), so the range `0 <= data <= 1` rules the path out
+    // and the refinement takes it rather than `data == 0` and `data == 1`, which split
+    // summaries by value (benchmarks/real/q_tailq_insert timed out with them)
+    let out = assert_safe_with_checked_certificate(&data("value_set_safe.c"), &[]);
+    assert!(
+        out.contains(r#"assertions: {"data <= 1", "data >= 0"}"#),
+        "{out}"
+    );
+    assert!(!out.contains(r#""data == 0""#), "{out}");
+    assert_unsafe_with_replay_using(&data("value_set_bug.c"), &[], None);
+}
+
+#[test]
 fn a_call_through_a_null_callback_is_undefined_behaviour() {
     let f = data("null_callback.c");
     let (code, out) = shapemc(&["verify", f.to_str().expect("utf8"), "--timeout", "60"]);

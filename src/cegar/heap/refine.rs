@@ -6,15 +6,16 @@
 use super::cert;
 use super::cpa::{field_constants, known_facts};
 use super::{
-    own_ptr_fields, shape_prec_for, struct_name, HeapAbstraction, HeapState, PtrGroup, TypeMode,
+    own_ptr_fields, shape_prec_for, struct_name, HeapAbstraction, HeapPrec, HeapState, PtrGroup,
+    TypeMode,
 };
 use crate::cegar::predicates::refine_predicates;
 use crate::cegar::{RefineInput, Refinement};
-use crate::cfa::{Node, Program, Step, StructId, VarId};
+use crate::cfa::{FieldRef, Node, Program, Step, StructId, VarId};
 use crate::cpa::Cpa;
 use crate::scg::{fine_tune, Lattice, Scg, TrackingDef};
 use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
-use crate::smt::atoms::Operand;
+use crate::smt::atoms::{Operand, Rel};
 use crate::tvla::ShapeClass;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -330,16 +331,19 @@ impl HeapAbstraction {
 
     /// Algorithm 3, step 1 for a shape-tracked struct type: the pointers of the type the
     /// atoms mention become separating, integer field assertions on its cells (`data ==
-    /// 0`, `key < 5`) join Φ. Returns the refined D (None: no change).
+    /// 0`, `key < 5`) join Φ. Returns the refined D (None: no change) and, where the
+    /// atoms compare a field with consecutive constants (`data == 0`, `data == 1`), a
+    /// coarser D with their range instead (`data >= 0`, `data <= 1`).
     fn refine_td(
         &self,
         prog: &Program,
         s: StructId,
         d: &TrackingDef,
         input: &RefineInput<'_, HeapState>,
-    ) -> Option<TrackingDef> {
+    ) -> Option<(TrackingDef, Option<TrackingDef>)> {
         let mut d2 = d.clone();
         let mut changed = false;
+        let mut equalities: BTreeMap<FieldRef, BTreeSet<i128>> = BTreeMap::new();
         for item in &input.interpolants.items {
             for a in &item.atoms {
                 for &x in a.pointers.iter().chain(&a.dereferenced) {
@@ -371,6 +375,12 @@ impl HeapAbstraction {
                         continue;
                     }
                     match fa.rhs {
+                        Operand::Int(k) if matches!(fa.rel, Rel::Eq | Rel::Ne) => {
+                            let text = format!("{} == {k}", prog.field(fa.field).name);
+                            if !d.assertions().contains(&text) {
+                                equalities.entry(fa.field).or_default().insert(k);
+                            }
+                        }
                         Operand::Int(_) => changed |= d2.add_assertion(fa.field_text(prog)),
                         // `x <= p->f`: the field is told apart by the constants the
                         // program stores into it (`f == k` for each); the product then
@@ -391,8 +401,36 @@ impl HeapAbstraction {
                 }
             }
         }
+        // equalities `f == k` with consecutive constants: the coarser D has only their
+        // range (`f >= lo`, `f <= hi`), which is what `p->f != 0 && p->f != 1` needs
+        let mut coarse = d2.clone();
+        let mut coarser = false;
+        for (f, ks) in &equalities {
+            let name = &prog.field(*f).name;
+            for k in ks {
+                changed |= d2.add_assertion(format!("{name} == {k}"));
+            }
+            let consecutive = ks.iter().zip(ks.iter().skip(1)).all(|(a, b)| *b == a + 1);
+            match (ks.first(), ks.last()) {
+                (Some(lo), Some(hi)) if ks.len() >= 2 && consecutive => {
+                    coarse.add_assertion(format!("{name} >= {lo}"));
+                    coarse.add_assertion(format!("{name} <= {hi}"));
+                    coarser = true;
+                }
+                _ => {
+                    for k in ks {
+                        coarse.add_assertion(format!("{name} == {k}"));
+                    }
+                }
+            }
+        }
         changed |= add_range_assertions(&mut d2);
-        changed.then_some(d2)
+        add_range_assertions(&mut coarse);
+        if !changed {
+            return None;
+        }
+        let coarse = (coarser && coarse != *d && coarse != d2).then_some(coarse);
+        Some((d2, coarse))
     }
 
     /// What FineTune's oracle needs to replay the error path in the shape domain: the
@@ -440,7 +478,17 @@ impl HeapAbstraction {
     /// one step, or past the deadline, it gives up and answers true (the predicates
     /// are trusted, as without the check).
     fn product_rules_out(&self, prog: &Program, input: &RefineInput<'_, HeapState>) -> bool {
-        let (cpa, prec) = (&self.cpa, &self.prec);
+        self.product_rules_out_with(prog, input, &self.prec)
+    }
+
+    /// [`Self::product_rules_out`] under the precision `prec`.
+    fn product_rules_out_with(
+        &self,
+        prog: &Program,
+        input: &RefineInput<'_, HeapState>,
+        prec: &HeapPrec,
+    ) -> bool {
+        let cpa = &self.cpa;
         let deadline = self.deadline.get();
         let mut cur = vec![cpa.adjust(cpa.initial(prog, prec), prog.entry, prec)];
         for (&step, &to) in input.path.iter().zip(input.locs.iter().skip(1)) {
@@ -759,7 +807,11 @@ impl HeapAbstraction {
         let shape_types = self.shape_types_in(groups);
         for (s, m, d) in shape_types {
             let name = struct_name(prog, s);
-            if let Some(d2) = self.refine_td(prog, s, &d, input) {
+            if let Some((fine, coarse)) = self.refine_td(prog, s, &d, input) {
+                let d2 = match coarse {
+                    Some(c) => self.coarsest_td(prog, s, &m, c, fine, input),
+                    None => fine,
+                };
                 r.added.push(format!("struct {name}: D = {d2:?}"));
                 self.set_shape(prog, s, m, d2);
                 td = true;
@@ -785,6 +837,56 @@ impl HeapAbstraction {
             }
         }
         (td, scg)
+    }
+
+    /// Of two refined tracking definitions for type `s`, `coarse` (value ranges where
+    /// `fine` has the equalities in them): `coarse` unless the product with it does not
+    /// rule the path out (the explicit domain may tell the values of a range apart,
+    /// [`ShapeState::split_field_value`]) while the shape domain with `fine` does, each
+    /// with the current SCG and a replay of the path. Value equalities
+    /// split summaries by value, which multiplies the structures of lists whose values
+    /// interleave (measured: benchmarks/real/q_tailq_insert).
+    fn coarsest_td(
+        &self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        coarse: TrackingDef,
+        fine: TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+    ) -> TrackingDef {
+        let coarse_rules_out = self.lattice.as_ref().is_some_and(|lat| {
+            let local = self.fn_scg.get(&s).cloned().unwrap_or_default();
+            let recipe = self.recipe(s, m, &coarse);
+            let prec = HeapPrec {
+                shape: shape_prec_for(prog, lat, &self.prec.shape, &recipe, &local),
+                ..self.prec.clone()
+            };
+            self.product_rules_out_with(prog, input, &prec)
+        });
+        if !coarse_rules_out && self.td_rules_out(prog, s, m, &fine, input) {
+            fine
+        } else {
+            coarse
+        }
+    }
+
+    /// Whether type `s` with SCG `m` and tracking definition `d` rules the path out (a
+    /// replay of the path in the shape domain; false without a lattice).
+    fn td_rules_out(
+        &self,
+        prog: &Program,
+        s: StructId,
+        m: &Scg,
+        d: &TrackingDef,
+        input: &RefineInput<'_, HeapState>,
+    ) -> bool {
+        let Some(lat) = self.lattice.as_ref() else {
+            return false;
+        };
+        let c = self.recipe(s, m, d).generate(prog, lat);
+        self.path_replay(prog, input)
+            .rules_out(prog, &self.prec.shape, s, c)
     }
 
     /// When FineTune finds nothing for type `s` and its field equalities covered by a

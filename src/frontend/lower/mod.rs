@@ -245,6 +245,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     if !opts.keep_pointer_cells {
         cx.prog.unbox_pointer_cells();
     }
+    cx.prog.reuse_loaded_ints();
     Ok(cx.prog)
 }
 
