@@ -1113,30 +1113,48 @@ impl Structure {
         if self.n > 0 && other.n > 0 && !a.may_embed_into(b) {
             return None;
         }
-        let cands: Vec<Vec<usize>> = (0..self.n)
-            .map(|u| {
-                (0..other.n)
-                    .filter(|x| {
-                        a.node_leq(u, b, *x)
-                            && (0..self.voc.binary.len())
-                                .all(|p| self.get2(p, u, u).leq_info(other.get2(p, *x, *x)))
-                    })
-                    .collect()
-            })
-            .collect();
-        if cands.iter().any(|c| c.is_empty()) {
+        // the candidates of each node as a bitset over `other`'s nodes (`words` u64s
+        // per node of `self`); a node without one, or a node of `other` that no node
+        // can map onto (the map is onto), ends the search before it starts
+        let words = other.n.div_ceil(64).max(1);
+        let mut cands = vec![0u64; self.n * words];
+        let mut onto = vec![0u64; words];
+        for u in 0..self.n {
+            let row = &mut cands[u * words..][..words];
+            let mut any = false;
+            for x in 0..other.n {
+                if a.node_leq(u, b, x)
+                    && (0..self.voc.binary.len())
+                        .all(|p| self.get2(p, u, u).leq_info(other.get2(p, x, x)))
+                {
+                    row[x / 64] |= 1 << (x % 64);
+                    any = true;
+                }
+            }
+            if !any {
+                return None;
+            }
+            for (o, r) in onto.iter_mut().zip(row.iter()) {
+                *o |= r;
+            }
+        }
+        if (0..other.n).any(|x| onto[x / 64] & (1 << (x % 64)) == 0) {
             return None;
         }
         let mut h = vec![usize::MAX; self.n];
         let mut count = vec![0usize; other.n];
-        self.embed_rec(other, &cands, 0, &mut h, &mut count, other.n)
+        self.embed_rec(other, &cands, words, 0, &mut h, &mut count, other.n)
             .then_some(h)
     }
 
+    /// Extends the partial map `h` (nodes before `u` mapped) to an embedding; `cands`
+    /// holds each node's candidates as `words` u64s of bits.
+    #[allow(clippy::too_many_arguments)]
     fn embed_rec(
         &self,
         other: &Structure,
-        cands: &[Vec<usize>],
+        cands: &[u64],
+        words: usize,
         u: usize,
         h: &mut [usize],
         count: &mut [usize],
@@ -1148,7 +1166,18 @@ impl Structure {
         if self.n - u < uncovered {
             return false;
         }
-        for &x in &cands[u] {
+        let row = &cands[u * words..][..words];
+        let xs = row.iter().enumerate().flat_map(|(j, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let b = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    j * 64 + b
+                })
+            })
+        });
+        for x in xs {
             if count[x] >= 1 && !other.is_summary(x) {
                 continue;
             }
@@ -1168,7 +1197,7 @@ impl Structure {
             } else {
                 uncovered
             };
-            if self.embed_rec(other, cands, u + 1, h, count, unc) {
+            if self.embed_rec(other, cands, words, u + 1, h, count, unc) {
                 return true;
             }
             count[x] -= 1;
