@@ -404,20 +404,18 @@ impl HeapAbstraction {
         // equalities `f == k` with consecutive constants: the coarser D has only their
         // range (`f >= lo`, `f <= hi`), which is what `p->f != 0 && p->f != 1` needs
         let mut coarse = d2.clone();
-        let mut coarser = false;
         for (f, ks) in &equalities {
             let name = &prog.field(*f).name;
             for k in ks {
                 changed |= d2.add_assertion(format!("{name} == {k}"));
             }
-            let consecutive = ks.iter().zip(ks.iter().skip(1)).all(|(a, b)| *b == a + 1);
-            match (ks.first(), ks.last()) {
-                (Some(lo), Some(hi)) if ks.len() >= 2 && consecutive => {
+            let ks: Vec<i128> = ks.iter().copied().collect();
+            match consecutive_range(&ks) {
+                Some((lo, hi)) => {
                     coarse.add_assertion(format!("{name} >= {lo}"));
                     coarse.add_assertion(format!("{name} <= {hi}"));
-                    coarser = true;
                 }
-                _ => {
+                None => {
                     for k in ks {
                         coarse.add_assertion(format!("{name} == {k}"));
                     }
@@ -429,7 +427,8 @@ impl HeapAbstraction {
         if !changed {
             return None;
         }
-        let coarse = (coarser && coarse != *d && coarse != d2).then_some(coarse);
+        // (equal to `d2` when no field's constants made a range)
+        let coarse = (coarse != *d && coarse != d2).then_some(coarse);
         Some((d2, coarse))
     }
 
@@ -1074,13 +1073,21 @@ fn add_range_assertions(d: &mut TrackingDef) -> bool {
     for (f, mut ks) in eq {
         ks.sort_unstable();
         ks.dedup();
-        let consecutive = ks.windows(2).all(|w| w[1] == w[0] + 1);
-        if let (true, true, Some(lo), Some(hi)) =
-            (ks.len() >= 2, consecutive, ks.first(), ks.last())
-        {
+        let ks: Vec<i128> = ks.into_iter().map(i128::from).collect();
+        if let Some((lo, hi)) = consecutive_range(&ks) {
             changed |= d.add_assertion(format!("{f} >= {lo}"));
             changed |= d.add_assertion(format!("{f} <= {hi}"));
         }
     }
     changed
+}
+
+/// `(lo, hi)` when the sorted, distinct constants `ks` are at least two and consecutive
+/// (`lo, lo + 1, …, hi`).
+fn consecutive_range(ks: &[i128]) -> Option<(i128, i128)> {
+    let consecutive = ks.windows(2).all(|w| w[1] == w[0] + 1);
+    match (ks.first(), ks.last()) {
+        (Some(&lo), Some(&hi)) if ks.len() >= 2 && consecutive => Some((lo, hi)),
+        _ => None,
+    }
 }
