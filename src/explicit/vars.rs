@@ -16,6 +16,9 @@ use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
 
+/// At most this many vectors are interned per thread ([`Vars::intern`]).
+const INTERNED_MAX: usize = 1 << 14;
+
 /// One [`Value`] per program variable, indexed by [`VarId`]. Reads go through `Deref`
 /// (`vars[x]`, `vars.iter()`); writes through [`Vars::set`], [`Vars::update`] and
 /// [`Vars::with_mut`], which keep the [`Signature`] exact. Equality, order and hash are
@@ -116,6 +119,27 @@ impl Vars {
                 }
             }
         }
+    }
+
+    /// Shares the vector with an equal one interned before on this thread (the first
+    /// of its content is kept), so that equal states compare by address. The table
+    /// keeps every distinct vector met, at most [`INTERNED_MAX`] (then it starts over).
+    pub fn intern(&mut self) {
+        thread_local! {
+            static TABLE: std::cell::RefCell<rustc_hash::FxHashSet<Arc<Vec<Value>>>> =
+                Default::default();
+        }
+        TABLE.with(|t| {
+            let mut t = t.borrow_mut();
+            if let Some(e) = t.get(&self.0) {
+                self.0 = e.clone();
+            } else {
+                if t.len() >= INTERNED_MAX {
+                    t.clear();
+                }
+                t.insert(self.0.clone());
+            }
+        });
     }
 
     /// How many values are ⊤.
@@ -221,6 +245,21 @@ mod tests {
         c.update(|x, v| if x == 1 { Value::Top } else { v });
         assert_eq!(&c[..], &[Value::Top, Value::Top]);
         assert_eq!(&a[..], &[Value::Top, Value::Int(1)]);
+    }
+
+    #[test]
+    fn interned_equal_vectors_share_one_copy() {
+        let mut a = Vars::new(vec![Value::Top, Value::Int(7)]);
+        let mut b = Vars::new(vec![Value::Top, Value::Int(7)]);
+        let mut c = Vars::new(vec![Value::Top, Value::Int(8)]);
+        assert!(!Arc::ptr_eq(&a.0, &b.0));
+        a.intern();
+        b.intern();
+        c.intern();
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert!(!Arc::ptr_eq(&a.0, &c.0));
+        assert_eq!((a.tops(), a[1]), (1, Value::Int(7)));
+        assert_eq!(c[1], Value::Int(8));
     }
 
     #[test]

@@ -281,14 +281,17 @@ impl Cpa for HeapCpa {
             && self.shape.covers(&merged.shape, &succ.shape)
     }
     fn adjust(&self, s: HeapState, at: Node, prec: &HeapPrec) -> HeapState {
+        let mut explicit = match self.dead_ints.get(&at) {
+            Some(dead) => s
+                .explicit
+                .restrict(&|x| prec.explicit.tracks(at, x) && !dead.contains(&x)),
+            None => self.explicit.adjust(s.explicit, at, &prec.explicit),
+        };
+        // equal states share their vector: the stop compares every candidate's
+        explicit.vars.intern();
         HeapState {
             pred: self.pred.adjust(s.pred, at, &prec.pred),
-            explicit: match self.dead_ints.get(&at) {
-                Some(dead) => s
-                    .explicit
-                    .restrict(&|x| prec.explicit.tracks(at, x) && !dead.contains(&x)),
-                None => self.explicit.adjust(s.explicit, at, &prec.explicit),
-            },
+            explicit,
             shape: self.shape.adjust(s.shape, at, &prec.shape),
         }
     }
