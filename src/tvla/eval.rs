@@ -256,8 +256,14 @@ fn compile(voc: &Vocab, f: &Formula, scope: &mut Vec<(LVar, Slot)>, next: &mut S
 /// create a new evaluator whenever the structure changes.
 pub struct Evaluator<'a> {
     s: &'a Structure,
-    tc: FxHashMap<(usize, Vec<usize>), Rc<Vec<Kleene>>>,
+    /// Closures by formula id and the values of its dependencies (at most
+    /// [`TC_MEMO_DEPS`]; unused places `usize::MAX`).
+    tc: FxHashMap<(usize, [usize; TC_MEMO_DEPS]), Rc<Vec<Kleene>>>,
 }
+
+/// A transitive closure with at most this many dependencies is memoised (the key lives
+/// inline: no allocation per evaluation); with more it is computed every time.
+const TC_MEMO_DEPS: usize = 4;
 
 impl<'a> Evaluator<'a> {
     /// An evaluator for `s`.
@@ -357,8 +363,14 @@ impl<'a> Evaluator<'a> {
                 if n == 0 {
                     return False;
                 }
-                let key = (*id, deps.iter().map(|d| env[*d]).collect::<Vec<_>>());
-                let m = if let Some(m) = self.tc.get(&key) {
+                let key = (deps.len() <= TC_MEMO_DEPS).then(|| {
+                    let mut k = [usize::MAX; TC_MEMO_DEPS];
+                    for (slot, d) in k.iter_mut().zip(deps) {
+                        *slot = env[*d];
+                    }
+                    (*id, k)
+                });
+                let m = if let Some(m) = key.as_ref().and_then(|k| self.tc.get(k)) {
                     m.clone()
                 } else {
                     let mut m = vec![False; n * n];
@@ -385,7 +397,9 @@ impl<'a> Evaluator<'a> {
                         }
                     }
                     let m = Rc::new(m);
-                    self.tc.insert(key, m.clone());
+                    if let Some(key) = key {
+                        self.tc.insert(key, m.clone());
+                    }
                     m
                 };
                 m[env[*from] * n + env[*to]]
