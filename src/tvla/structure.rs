@@ -17,6 +17,7 @@ use super::class::{PredDef, ShapeClass};
 use super::eval::{Compiled, Evaluator};
 use super::families::{recognize, Family};
 use super::formula::{Formula, Kleene, PredSym};
+use fixedbitset::FixedBitSet;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1113,48 +1114,43 @@ impl Structure {
         if self.n > 0 && other.n > 0 && !a.may_embed_into(b) {
             return None;
         }
-        // the candidates of each node as a bitset over `other`'s nodes (`words` u64s
-        // per node of `self`); a node without one, or a node of `other` that no node
-        // can map onto (the map is onto), ends the search before it starts
-        let words = other.n.div_ceil(64).max(1);
-        let mut cands = vec![0u64; self.n * words];
-        let mut onto = vec![0u64; words];
+        // the candidates of node u are the bits u * m .. (u + 1) * m (m = other.n); a
+        // node without one, or a node of `other` that no node can map onto (the map is
+        // onto), ends the search before it starts
+        let m = other.n;
+        let mut cands = FixedBitSet::with_capacity(self.n * m);
+        let mut onto = FixedBitSet::with_capacity(m);
         for u in 0..self.n {
-            let row = &mut cands[u * words..][..words];
             let mut any = false;
-            for x in 0..other.n {
+            for x in 0..m {
                 if a.node_leq(u, b, x)
                     && (0..self.voc.binary.len())
                         .all(|p| self.get2(p, u, u).leq_info(other.get2(p, x, x)))
                 {
-                    row[x / 64] |= 1 << (x % 64);
+                    cands.insert(u * m + x);
+                    onto.insert(x);
                     any = true;
                 }
             }
             if !any {
                 return None;
             }
-            for (o, r) in onto.iter_mut().zip(row.iter()) {
-                *o |= r;
-            }
         }
-        if (0..other.n).any(|x| onto[x / 64] & (1 << (x % 64)) == 0) {
+        if onto.count_ones(..) < m {
             return None;
         }
         let mut h = vec![usize::MAX; self.n];
-        let mut count = vec![0usize; other.n];
-        self.embed_rec(other, &cands, words, 0, &mut h, &mut count, other.n)
+        let mut count = vec![0usize; m];
+        self.embed_rec(other, &cands, 0, &mut h, &mut count, m)
             .then_some(h)
     }
 
-    /// Extends the partial map `h` (nodes before `u` mapped) to an embedding; `cands`
-    /// holds each node's candidates as `words` u64s of bits.
-    #[allow(clippy::too_many_arguments)]
+    /// Extends the partial map `h` (nodes before `u` mapped) to an embedding; bit
+    /// `u * other.n + x` of `cands` says whether `x` is a candidate of `u`.
     fn embed_rec(
         &self,
         other: &Structure,
-        cands: &[u64],
-        words: usize,
+        cands: &FixedBitSet,
         u: usize,
         h: &mut [usize],
         count: &mut [usize],
@@ -1166,18 +1162,8 @@ impl Structure {
         if self.n - u < uncovered {
             return false;
         }
-        let row = &cands[u * words..][..words];
-        let xs = row.iter().enumerate().flat_map(|(j, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                (w != 0).then(|| {
-                    let b = w.trailing_zeros() as usize;
-                    w &= w - 1;
-                    j * 64 + b
-                })
-            })
-        });
-        for x in xs {
+        let m = other.n;
+        for x in (0..m).filter(|&x| cands.contains(u * m + x)) {
             if count[x] >= 1 && !other.is_summary(x) {
                 continue;
             }
@@ -1197,7 +1183,7 @@ impl Structure {
             } else {
                 uncovered
             };
-            if self.embed_rec(other, cands, words, u + 1, h, count, unc) {
+            if self.embed_rec(other, cands, u + 1, h, count, unc) {
                 return true;
             }
             count[x] -= 1;
