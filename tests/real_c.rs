@@ -142,6 +142,16 @@ fn a_value_set_checked_by_reading_the_field_twice_is_a_range() {
 }
 
 #[test]
+fn a_freed_cell_compares_equal_with_a_pointer_read_from_its_own_field() {
+    // `last = head->prev` in a one-cell circle: the predicate domain havocs what a load
+    // writes and the shape domain forgets both pointers at `free(p)`; the product's
+    // strengthening (the shape decides `p == last` right after the load) keeps the
+    // equality in the cube past the free. Before it: "shape refinement failed".
+    assert_safe_with_checked_certificate(&data("freed_cycle_compare_safe.c"), &[]);
+    assert_unsafe_with_replay_using(&data("freed_cycle_compare_bug.c"), &[], None);
+}
+
+#[test]
 fn a_call_through_a_null_callback_is_undefined_behaviour() {
     let f = data("null_callback.c");
     let (code, out) = shapemc(&["verify", f.to_str().expect("utf8"), "--timeout", "60"]);

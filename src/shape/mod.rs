@@ -655,6 +655,63 @@ impl ShapeState {
     pub fn num_structures(&self) -> usize {
         self.comps.values().map(|c| c.region.len()).sum()
     }
+    /// What this state knows of the pointer comparison `a == b`, each side a variable
+    /// name or NULL (`None`): `Some(true)` if it holds in every concrete state,
+    /// `Some(false)` if in none, `None` if either may be. Only a component that tracks
+    /// every variable of it exactly (not wild: NULL or a universe cell in every
+    /// concrete state) decides, structure by structure: both NULL (no node they may
+    /// point to), or both definitely at one non-summary node, is equal; definitely at
+    /// different nodes (disjoint sets of cells), or NULL and definitely at a node, is
+    /// unequal. Every structure must agree; a bottom state decides nothing.
+    pub fn decide_ptr_eq(&self, a: Option<&str>, b: Option<&str>) -> Option<bool> {
+        use crate::tvla::Kleene;
+        // where a pointer is in a structure: NULL, definitely at node u, or unknown
+        #[derive(PartialEq)]
+        enum At {
+            Null,
+            Node(usize),
+            Unknown,
+        }
+        let at = |st: &Structure, x: Option<&str>| -> At {
+            let Some(x) = x else { return At::Null };
+            let Some(i) = st.vocab().pt(x) else {
+                return At::Unknown;
+            };
+            let mut maybe = false;
+            for u in 0..st.len() {
+                match st.get1(i, u) {
+                    Kleene::True => return At::Node(u),
+                    Kleene::Half => maybe = true,
+                    Kleene::False => {}
+                }
+            }
+            if maybe {
+                At::Unknown
+            } else {
+                At::Null
+            }
+        };
+        let vars: Vec<&str> = [a, b].into_iter().flatten().collect();
+        let c = self
+            .comps
+            .values()
+            .find(|c| !vars.is_empty() && vars.iter().all(|x| ops::exact(c, x)))?;
+        let mut answer = None;
+        for st in c.region.structures() {
+            let here = match (at(st, a), at(st, b)) {
+                (At::Null, At::Null) => true,
+                (At::Null, At::Node(_)) | (At::Node(_), At::Null) => false,
+                (At::Node(u), At::Node(v)) if u != v => false,
+                (At::Node(u), At::Node(_)) if !st.is_summary(u) => true,
+                _ => return None,
+            };
+            if answer.is_some_and(|x| x != here) {
+                return None;
+            }
+            answer = Some(here);
+        }
+        answer
+    }
     /// True if the unary predicate `p` of component `strukt` is 1 at every node of
     /// every structure (vacuously true for a bottom state).
     pub fn holds_everywhere(&self, strukt: StructId, p: &PredSym) -> bool {
@@ -757,6 +814,29 @@ impl ShapeCpa {
             stack_exact,
             addr_taken: Some(at),
             live: Some(std::sync::Arc::new(live::live_vars(prog))),
+        }
+    }
+    /// Whether the states of this CPA at `to` hold the value of variable `v` as it is:
+    /// a global, or a variable of `to`'s function that is live there (a dead one is set
+    /// to NULL; those of other functions are not looked at).
+    pub fn holds_value_at(&self, prog: &Program, v: VarId, to: Node) -> bool {
+        let Some(var) = prog.vars.get(v) else {
+            return false;
+        };
+        let Some(func) = prog.graph.node_weight(to).map(|l| l.func) else {
+            return false;
+        };
+        match var.scope {
+            crate::cfa::Scope::Global => true,
+            crate::cfa::Scope::Local(f)
+            | crate::cfa::Scope::Param(f)
+            | crate::cfa::Scope::Temp(f) => {
+                f == func
+                    && self
+                        .live
+                        .as_ref()
+                        .is_none_or(|l| l.get(&to).is_some_and(|s| s.contains(&v)))
+            }
         }
     }
     /// The same CPA with joined successors.

@@ -127,7 +127,7 @@ fn may_be_uninit(c: &ShapeComp, x: &str, f: &str) -> bool {
 }
 
 /// Tracked and not wild: its points-to predicate is exact.
-fn exact(c: &ShapeComp, x: &str) -> bool {
+pub(super) fn exact(c: &ShapeComp, x: &str) -> bool {
     is_tracked(c, x) && !c.wild_vars.contains(x)
 }
 

@@ -353,6 +353,28 @@ mod props {
             let direct = heap_to_shape(&prog, &h1, 0, &fine);
             prop_assert!(direct.subsumed_by(&conv), "direct {:?}\nconverted {:?}", direct, conv);
         }
+
+        /// What the abstraction of a heap decides about `x0 == x1`, `x0 == NULL` and
+        /// `x1 == NULL` holds in that heap (a ⊤ variable is wild and decides nothing).
+        #[test]
+        fn pointer_comparisons_decided_by_a_state_hold_in_its_heap(h in heaps()) {
+            let prog = heap_prog(&["succ", "pred"], 2, 0);
+            let class = dll_class(&prog, &["cancel", "reach"], &[]);
+            let mut m = BTreeMap::new();
+            m.insert(0, &class);
+            let a = heap_to_shape_state(&prog, &h, &m);
+            let val = |x: usize| h.vars.get(x).copied();
+            for (l, r) in [(Some("x0"), Some("x1")), (Some("x0"), None), (None, Some("x1"))] {
+                let Some(decided) = a.decide_ptr_eq(l, r) else { continue };
+                let side = |n: Option<&str>| match n {
+                    None => Some(Value::NULL),
+                    Some(n) => val(if n == "x0" { 0 } else { 1 }),
+                };
+                let (lv, rv) = (side(l), side(r));
+                prop_assert!(lv != Some(Value::Top) && rv != Some(Value::Top), "{:?} {:?}: {:?}", l, r, h);
+                prop_assert_eq!(lv == rv, decided, "{:?} == {:?} in {:?}", l, r, h);
+            }
+        }
     }
 }
 

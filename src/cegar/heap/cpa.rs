@@ -57,6 +57,11 @@ pub struct HeapCpa {
     /// Per location: the integer variables of its function that are dead there
     /// ([`dead_ints`]); the precision adjustment forgets their explicit values.
     dead_ints: HashMap<Node, BTreeSet<VarId>>,
+    /// Per location and loaded pointer, the comparisons with it among the location's
+    /// predicates that the shape may decide ([`HeapCpa::ptr_preds_at`]), with the precision's version they were
+    /// computed for (the number of predicates and of (location, predicate) pairs: a
+    /// precision only grows).
+    ptr_preds: std::cell::RefCell<HashMap<(Node, VarId), PtrPredsAt>>,
 }
 
 /// The integer locals (parameters and temporaries included) of each location's own
@@ -110,6 +115,7 @@ impl HeapCpa {
             explicit: ExplicitCpa,
             shape,
             dead_ints,
+            ptr_preds: Default::default(),
         }
     }
     /// The same CPA over the same program tables without the predicate abstraction's
@@ -120,6 +126,7 @@ impl HeapCpa {
             explicit: ExplicitCpa,
             shape: self.shape.clone(),
             dead_ints: self.dead_ints.clone(),
+            ptr_preds: Default::default(),
         }
     }
     /// Whether shape regions are joined per state (the default) or split.
@@ -189,11 +196,17 @@ impl Cpa for HeapCpa {
                 .flat_map(|e| sh.iter().map(move |g| (e.clone(), g.clone())))
                 .collect(),
         };
+        // and a third: the pointer a load writes (the predicate domain havocs it),
+        // compared with others where the shape decides it
+        let ptr_preds = match loaded_ptr(prog, step) {
+            Some(dst) => self.ptr_preds_at(prog, to, dst, &prec.pred),
+            None => std::rc::Rc::from([]),
+        };
         let mut out = Vec::with_capacity(pairs.len() * pr.len());
         for p in &pr {
             for (e, g) in &pairs {
                 out.push(HeapState {
-                    pred: p.clone(),
+                    pred: strengthen_cube(p, g, &ptr_preds),
                     explicit: e.clone(),
                     shape: g.clone(),
                 });
@@ -295,6 +308,94 @@ impl Cpa for HeapCpa {
             shape: self.shape.adjust(s.shape, at, &prec.shape),
         }
     }
+}
+
+impl HeapCpa {
+    /// The pointer comparisons with `dst` among the predicates tracked at `to` whose
+    /// variables the shape states at `to` hold as they are
+    /// ([`ShapeCpa::holds_value_at`]): each as its id and its two sides (a variable
+    /// name, or `None` for NULL).
+    fn ptr_preds_at(
+        &self,
+        prog: &Program,
+        to: Node,
+        dst: VarId,
+        prec: &Precision,
+    ) -> std::rc::Rc<[PtrPred]> {
+        let version = (prec.preds.len(), prec.size());
+        if let Some((n, m, v)) = self.ptr_preds.borrow().get(&(to, dst)) {
+            if (*n, *m) == version {
+                return v.clone();
+            }
+        }
+        let name = prog.vars[dst].name.as_str();
+        let v: std::rc::Rc<[PtrPred]> = self
+            .compute_ptr_preds(prog, to, prec)
+            .into_iter()
+            .filter(|(_, a, b)| a.as_deref() == Some(name) || b.as_deref() == Some(name))
+            .collect();
+        self.ptr_preds
+            .borrow_mut()
+            .insert((to, dst), (version.0, version.1, v.clone()));
+        v
+    }
+
+    fn compute_ptr_preds(&self, prog: &Program, to: Node, prec: &Precision) -> Vec<PtrPred> {
+        let side = |e: &Expr| match e {
+            Expr::Null | Expr::Int(0) => Some(None),
+            Expr::Var(v) if prog.vars.get(*v).is_some_and(|x| x.ty.is_ptr()) => self
+                .shape
+                .holds_value_at(prog, *v, to)
+                .then(|| Some(prog.vars[*v].name.clone())),
+            _ => None,
+        };
+        prec.tracked_at(prog, to)
+            .into_iter()
+            .filter_map(|id| {
+                let Expr::Binary(BinOp::Eq, a, b) = &prec.preds.get(id as usize)?.expr else {
+                    return None;
+                };
+                let (a, b) = (side(a)?, side(b)?);
+                (a.is_some() || b.is_some()).then_some((id, a, b))
+            })
+            .collect()
+    }
+}
+
+/// A pointer comparison predicate `a == b` ([`HeapCpa::ptr_preds_at`]): its id and its
+/// sides (`None`: NULL).
+type PtrPred = (crate::predabs::PredId, Option<String>, Option<String>);
+
+/// [`HeapCpa::ptr_preds_at`]'s memo entry: the precision's version (number of
+/// predicates, number of (location, predicate) pairs) and the pointer comparisons.
+type PtrPredsAt = (usize, usize, std::rc::Rc<[PtrPred]>);
+
+/// The cube `cube` with the pointer comparisons of `preds` that it leaves open and the
+/// shape state `g` decides ([`ShapeState::decide_ptr_eq`]). The predicate domain
+/// havocs what a load writes; the shape domain often knows where it points (`t =
+/// p->prev` in a one-cell cycle: `t == p`), and a later comparison of the two after
+/// `free(p)` (utlist's `CDL_FOREACH_SAFE`) can only be decided by the cube. Only after
+/// loads (`preds` compare the loaded pointer): decided everywhere, the extra literals
+/// kept apart states the cube used to merge (measured: the instrumented program of a
+/// correctness witness of benchmarks/sll_length.c went from 0.5 s to the node limit).
+fn strengthen_cube(cube: &Cube, g: &ShapeState, preds: &[PtrPred]) -> Cube {
+    let mut added: Vec<(crate::predabs::PredId, bool)> = Vec::new();
+    for (id, a, b) in preds {
+        if cube.0.binary_search_by_key(id, |l| l.0).is_ok() {
+            continue;
+        }
+        if let Some(known) = g.decide_ptr_eq(a.as_deref(), b.as_deref()) {
+            added.push((*id, known));
+        }
+    }
+    if added.is_empty() {
+        return cube.clone();
+    }
+    tracing::trace!(target: "shapemc::strengthen", "cube strengthened by the shape: {added:?}");
+    let mut lits = cube.0.clone();
+    lits.extend(added);
+    lits.sort_unstable();
+    Cube(lits)
 }
 
 /// At most this many constants of a field become field assertions ([`field_constants`]).
@@ -427,6 +528,15 @@ fn loaded_int(
         return None;
     };
     (prog.vars.get(dst)?.ty.is_int() && prec.explicit.tracks(to, dst)).then_some((dst, ptr, field))
+}
+
+/// The destination of a load of a pointer (`dst = ptr->field`, `dst` a pointer).
+fn loaded_ptr(prog: &Program, step: Step) -> Option<VarId> {
+    let Step::Edge(e) = step else { return None };
+    let Op::Load { dst, .. } = prog.graph[e].op else {
+        return None;
+    };
+    prog.vars.get(dst)?.ty.is_ptr().then_some(dst)
 }
 
 /// The explicit successor `e` of `dst = ptr->field` met with a shape successor that

@@ -1,0 +1,46 @@
+/* utlist's CDL_FOREACH_SAFE ends its walk by comparing the element just freed with the
+ * last element it read before the walk (`el == tmp1`). Here the first cell of a circular
+ * doubly-linked list is unlinked and freed; it compares equal with the last cell (read
+ * through its prev before) exactly when it was the only cell, i.e. when the list is now
+ * empty. */
+#include <stdlib.h>
+extern int __VERIFIER_nondet_int(void);
+extern void abort(void);
+void reach_error(void) { abort(); }
+
+struct el {
+  int data;
+  struct el *prev, *next;
+};
+
+int main(void) {
+  struct el *head = NULL, *e, *p, *last;
+  while (__VERIFIER_nondet_int()) {
+    e = malloc(sizeof(struct el));
+    if (!e) abort();
+    if (head == NULL) {
+      e->prev = e;
+      e->next = e;
+    } else {
+      e->next = head;
+      e->prev = head->prev;
+      head->prev->next = e;
+      head->prev = e;
+    }
+    head = e;
+  }
+  if (head != NULL) {
+    p = head;
+    last = head->prev;
+    if (head->next == head) {
+      head = NULL;
+    } else {
+      head->next->prev = head->prev;
+      head->prev->next = head->next;
+      head = head->next;
+    }
+    free(p);
+    if ((p == last) != (head == NULL)) reach_error();
+  }
+  return 0;
+}
