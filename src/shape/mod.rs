@@ -666,7 +666,6 @@ impl ShapeState {
     pub fn decide_ptr_eq(&self, a: Option<&str>, b: Option<&str>) -> Option<bool> {
         use crate::tvla::Kleene;
         // where a pointer is in a structure: NULL, definitely at node u, or unknown
-        #[derive(PartialEq)]
         enum At {
             Null,
             Node(usize),

@@ -58,9 +58,9 @@ pub struct HeapCpa {
     /// ([`dead_ints`]); the precision adjustment forgets their explicit values.
     dead_ints: HashMap<Node, BTreeSet<VarId>>,
     /// Per location and loaded pointer, the comparisons with it among the location's
-    /// predicates that the shape may decide ([`HeapCpa::ptr_preds_at`]), with the precision's version they were
-    /// computed for (the number of predicates and of (location, predicate) pairs: a
-    /// precision only grows).
+    /// predicates that the shape may decide ([`HeapCpa::ptr_preds_at`]), with the
+    /// precision's version they were computed for (the number of predicates and of
+    /// (location, predicate) pairs: a precision only grows).
     ptr_preds: std::cell::RefCell<HashMap<(Node, VarId), PtrPredsAt>>,
 }
 
