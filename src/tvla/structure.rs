@@ -1101,18 +1101,20 @@ impl Structure {
         if !self.voc.same(&other.voc) || self.n < other.n {
             return None;
         }
-        if self == other {
-            return Some((0..self.n).collect());
-        }
         if !self.v0.iter().zip(&other.v0).all(|(a, b)| a.leq_info(*b)) {
             return None;
         }
+        // the signatures reject most pairs: before the equality test, which compares
+        // every value of two structures that agree on their first ones
         let (a, b) = (
             self.sig.get_or_init(|| UnarySig::of(self)),
             other.sig.get_or_init(|| UnarySig::of(other)),
         );
         if self.n > 0 && other.n > 0 && !a.may_embed_into(b) {
             return None;
+        }
+        if self == other {
+            return Some((0..self.n).collect());
         }
         // the candidates of node u are the bits u * m .. (u + 1) * m (m = other.n); a
         // node without one, or a node of `other` that no node can map onto (the map is
