@@ -47,6 +47,10 @@ pub struct ArtNode<S> {
     pub alive: bool,
     /// True once all successors were computed.
     pub expanded: bool,
+    /// [`Cpa::fingerprint`] of `state`, set by `BuildART` (the default, which filters
+    /// nothing, elsewhere).
+    #[serde(skip)]
+    pub fp: crate::cpa::Fingerprint,
 }
 
 /// Exploration order of the waitlist.
@@ -173,6 +177,7 @@ impl<S: Clone> Art<S> {
             merged: false,
             alive: true,
             expanded: false,
+            fp: Default::default(),
         });
         if let Some((p, _)) = parent {
             self.nodes[p].children.push(id);
@@ -247,6 +252,7 @@ impl<S: Clone> Art<S> {
     pub fn grow(&mut self, n: ArtId, state: S) {
         self.remove_children(n);
         self.nodes[n].state = state;
+        self.nodes[n].fp = Default::default();
         self.nodes[n].merged = true;
         self.waitlist.push_back(n);
         self.fix_coverings(None);
@@ -321,6 +327,7 @@ impl<S: Clone> Art<S> {
             if self.nodes[i].alive {
                 let s = f(&self.nodes[i]);
                 self.nodes[i].state = s;
+                self.nodes[i].fp = Default::default();
             }
         }
     }
@@ -390,7 +397,9 @@ pub fn build<C: Cpa>(
             }
             for succ in cpa.post(prog, &state, step, to, prec) {
                 let succ = cpa.adjust(succ, to, prec);
+                let fp = cpa.fingerprint(&succ);
                 let child = art.push(to, new_stack.clone(), succ, Some((n, step)));
+                art.nodes[child].fp = fp;
                 if prog.is_error(to) && !opts.reached.contains(&to) {
                     return BuildOutcome::Error(child);
                 }
@@ -402,15 +411,21 @@ pub fn build<C: Cpa>(
                         m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
                     })
                     .collect();
+                // stop asks only those that may cover by their fingerprints
+                let coverers: Vec<ArtId> = others
+                    .iter()
+                    .copied()
+                    .filter(|&m| art.nodes[m].fp.may_cover(&art.nodes[child].fp))
+                    .collect();
                 let used = {
                     let states: Vec<&C::State> =
-                        others.iter().map(|&m| &art.nodes[m].state).collect();
+                        coverers.iter().map(|&m| &art.nodes[m].state).collect();
                     cpa.stop(&states, &art.nodes[child].state)
                 };
                 if let Some(used) = used {
                     if let Some((&first, rest)) = used.split_first() {
-                        art.nodes[child].covered_by = Some(others[first]);
-                        art.nodes[child].covered_also = rest.iter().map(|&i| others[i]).collect();
+                        art.nodes[child].covered_by = Some(coverers[first]);
+                        art.nodes[child].covered_also = rest.iter().map(|&i| coverers[i]).collect();
                         continue;
                     }
                 }
@@ -423,9 +438,12 @@ pub fn build<C: Cpa>(
                         if art.is_ancestor(m, child) {
                             // a loop: m itself grows and is expanded again (the node
                             // being expanded was below it and is gone)
+                            let fp = cpa.fingerprint(&j);
                             art.grow(m, j);
+                            art.nodes[m].fp = fp;
                             continue 'expand;
                         }
+                        art.nodes[child].fp = cpa.fingerprint(&j);
                         art.nodes[child].state = j;
                         art.absorb(m, child);
                     }

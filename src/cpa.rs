@@ -76,6 +76,15 @@ pub trait Cpa {
         ts.iter().position(|t| self.covers(t, s)).map(|i| vec![i])
     }
 
+    /// A cheap necessary condition for coverage, which `BuildART` tests before
+    /// [`Cpa::stop`] so that states that cannot help are never compared. Law: if `t`
+    /// can take part in covering `s` (alone by [`Cpa::covers`], or among others by
+    /// [`Cpa::covers_union`]), then `fingerprint(t).may_cover(&fingerprint(s))`. The
+    /// default asks nothing (no state is filtered out).
+    fn fingerprint(&self, _s: &Self::State) -> Fingerprint {
+        Fingerprint::default()
+    }
+
     /// The stop operator as `BuildART` applies it to a new state `s` and the alive,
     /// uncovered states `ts` at its location and call stack: `Some(used)` (indices into
     /// `ts`, non-empty, ascending) if those states together cover `s` — the first that
@@ -90,6 +99,29 @@ pub trait Cpa {
             return None;
         }
         self.covers_union(ts, s).filter(|u| !u.is_empty())
+    }
+}
+
+/// Facts about a state as bits ([`Cpa::fingerprint`]): `req`, the facts every state
+/// that this state helps to cover has, and `offer`, the facts this state has (`None`:
+/// every fact). What a bit means is up to the CPA.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub req: Vec<u64>,
+    pub offer: Option<Vec<u64>>,
+}
+
+impl Fingerprint {
+    /// False only if a state with this fingerprint cannot take part in covering one
+    /// with `s`'s: some fact it requires is not offered.
+    pub fn may_cover(&self, s: &Fingerprint) -> bool {
+        let Some(offer) = &s.offer else {
+            return true;
+        };
+        self.req
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r & !offer.get(i).copied().unwrap_or(0) == 0)
     }
 }
 

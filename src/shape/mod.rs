@@ -79,7 +79,7 @@ pub mod numeric;
 mod ops;
 mod stack;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use heap::{heap_to_shape, heap_to_shape_state};
 pub use ops::convert_comp;

@@ -5,7 +5,8 @@ use crate::explicit::testutil::{fig1b, heap, heap_prog, pv};
 use crate::explicit::{ExplicitState, Value};
 use crate::tvla::Kleene;
 
-fn dll_class(prog: &Program, families: &[&str], assertions: &[&str]) -> ShapeClass {
+/// The `dll` class over `succ`/`pred` of struct 0 with `families` and `assertions`.
+pub(crate) fn dll_class(prog: &Program, families: &[&str], assertions: &[&str]) -> ShapeClass {
     let lattice = Lattice::load(None).unwrap_or_else(|e| panic!("{e:?}"));
     let scg = Scg::new(
         "dll",
@@ -283,7 +284,7 @@ fn states_share_the_class_objects_of_their_precision() {
     assert_eq!(conv.region, other.region);
 }
 
-mod props {
+pub(crate) mod props {
     use super::*;
     use proptest::prelude::*;
 
@@ -293,7 +294,7 @@ mod props {
     }
 
     /// Random struct-0 heaps (`data`, `succ`, `pred`) of 1..=4 cells and two variables.
-    fn heaps() -> impl Strategy<Value = crate::explicit::ExplicitState> {
+    pub(crate) fn heaps() -> impl Strategy<Value = crate::explicit::ExplicitState> {
         (1u32..=4).prop_flat_map(|n| {
             let cell = (
                 prop_oneof![Just(Value::Int(0)), Just(Value::Int(1)), Just(Value::Top)],

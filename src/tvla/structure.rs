@@ -1095,6 +1095,32 @@ impl Structure {
         self.embedding(other).is_some()
     }
 
+    /// Facts that every structure embedding into this one shares with it, as bits
+    /// (`4 * w + 2 * w0` words for `w`, `w0` words of unary and nullary predicates):
+    /// per unary predicate "1 at every node", "1 at some node", "0 at every node", "0 at
+    /// some node" (one section of `w` words each), then per nullary predicate "1" and
+    /// "0". If `s` embeds into `t`, every bit of `t.embed_facts()` is set in
+    /// `s.embed_facts()` (the embedding is onto and only raises values to 1/2).
+    pub fn embed_facts(&self) -> Vec<u64> {
+        let sig = self.sig.get_or_init(|| UnarySig::of(self));
+        let w0 = self.v0.len().div_ceil(64);
+        let mut out = Vec::with_capacity(4 * sig.words + 2 * w0);
+        for part in [&sig.all_t, &sig.some_t, &sig.all_f, &sig.some_f] {
+            out.extend_from_slice(part);
+        }
+        let (mut one, mut zero) = (vec![0u64; w0], vec![0u64; w0]);
+        for (i, k) in self.v0.iter().enumerate() {
+            match k {
+                Kleene::True => one[i / 64] |= 1 << (i % 64),
+                Kleene::False => zero[i / 64] |= 1 << (i % 64),
+                Kleene::Half => {}
+            }
+        }
+        out.extend(one);
+        out.extend(zero);
+        out
+    }
+
     /// A witness of [`Structure::embeds_into`]: the map `h` (`h[u]` is the node of
     /// `other` that node `u` of `self` goes to; the identity for equal structures).
     pub fn embedding(&self, other: &Structure) -> Option<Vec<usize>> {

@@ -3,7 +3,7 @@
 //! cube know of integers stored into and loaded from fields.
 
 use crate::cfa::{BinOp, Expr, Node, Op, Program, Scope, Step, VarId};
-use crate::cpa::Cpa;
+use crate::cpa::{Cpa, Fingerprint};
 use crate::explicit::{ExplicitCpa, ExplicitPrec, ExplicitState};
 use crate::predabs::{Cube, Precision, PredAbs};
 use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
@@ -213,6 +213,55 @@ impl Cpa for HeapCpa {
             }
         }
         out
+    }
+    /// Facts of the shape structures ([`crate::tvla::Structure::embed_facts`], per
+    /// component: those of every structure required, those of any offered) and the
+    /// cube's literals (required and offered as they are: a covering cube is a
+    /// sub-cube). Components of one class set are laid out alike, and coverage needs
+    /// equal classes, so a bit means the same in any two states that can cover.
+    /// Nothing is filtered for a state with an empty component.
+    fn fingerprint(&self, s: &HeapState) -> Fingerprint {
+        let (mut req, mut offer) = (Vec::new(), Vec::new());
+        for c in s.shape.comps.values() {
+            let mut all: Option<Vec<u64>> = None;
+            let mut any: Vec<u64> = Vec::new();
+            for st in c.region.structures() {
+                let f = st.embed_facts();
+                if any.len() < f.len() {
+                    any.resize(f.len(), 0);
+                }
+                any.iter_mut().zip(&f).for_each(|(a, b)| *a |= b);
+                all = Some(match all {
+                    None => f,
+                    Some(mut a) => {
+                        a.iter_mut().zip(&f).for_each(|(x, y)| *x &= y);
+                        a
+                    }
+                });
+            }
+            let Some(all) = all else {
+                return Fingerprint::default();
+            };
+            req.extend(all);
+            offer.extend(any);
+        }
+        // the cube after the shape facts: literal (id, value) is bit 2 * id + value
+        let base = req.len().max(offer.len()) * 64;
+        req.resize(base / 64, 0);
+        offer.resize(base / 64, 0);
+        for &(id, v) in &s.pred.0 {
+            let bit = base + 2 * id as usize + usize::from(v);
+            for words in [&mut req, &mut offer] {
+                if words.len() <= bit / 64 {
+                    words.resize(bit / 64 + 1, 0);
+                }
+                words[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        Fingerprint {
+            req,
+            offer: Some(offer),
+        }
     }
     /// Cheapest component first: cubes, then explicit heaps, then shape embeddings.
     fn covers(&self, t: &HeapState, s: &HeapState) -> bool {
@@ -660,6 +709,70 @@ mod tests {
         assert!(with_loaded(&e, x, Some(3)).is_some());
         assert!(with_loaded(&e, x, Some(4)).is_none());
         assert!(with_loaded(&e, x, None).is_some());
+    }
+
+    mod props {
+        use super::*;
+        use crate::shape::tests::props::heaps;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// The fingerprint law: a state that covers another (alone, or among others
+            /// in a stop-join) requires only facts the other offers. States of random
+            /// heaps, their joins, and sub-cubes of random cubes.
+            #[test]
+            fn a_state_that_helps_to_cover_requires_only_what_the_covered_offers(
+                h1 in heaps(), h2 in heaps(), h3 in heaps(),
+                c1 in proptest::collection::vec(any::<bool>(), 3),
+                c2 in proptest::collection::vec(any::<bool>(), 3),
+            ) {
+                let prog = crate::explicit::testutil::heap_prog(&["succ", "pred"], 2, 0);
+                let cpa = HeapCpa::new(&prog, 1000, true);
+                let class = crate::shape::tests::dll_class(&prog, &["cancel", "reach"], &["data == 0"]);
+                let mut m = BTreeMap::new();
+                m.insert(0, &class);
+                let shape = |h| crate::shape::heap_to_shape_state(&prog, h, &m);
+                let cube = |c: &[bool], keep: usize| {
+                    Cube(c.iter().enumerate().take(keep).map(|(i, v)| (i as u32, *v)).collect())
+                };
+                let st = |pred, shape| HeapState { pred, explicit: ExplicitState::initial(&prog), shape };
+                let (a, b, c) = (shape(&h1), shape(&h2), shape(&h3));
+                let mut states = vec![
+                    st(cube(&c1, 3), a.clone()),
+                    st(cube(&c1, 1), b.clone()),
+                    st(cube(&c2, 2), c.clone()),
+                    st(cube(&c1, 0), a.clone()),
+                ];
+                if let Some(j) = a.join(&b) {
+                    states.push(st(cube(&c1, 1), j.clone()));
+                    if let Some(k) = j.join(&c) {
+                        states.push(st(Cube::default(), k));
+                    }
+                }
+                let fps: Vec<Fingerprint> = states.iter().map(|s| cpa.fingerprint(s)).collect();
+                let mut covering = 0;
+                for (i, s) in states.iter().enumerate() {
+                    for (j, t) in states.iter().enumerate() {
+                        if cpa.covers(t, s) {
+                            covering += usize::from(i != j);
+                            prop_assert!(fps[j].may_cover(&fps[i]), "{} covers {}", j, i);
+                        }
+                        for (k, u) in states.iter().enumerate() {
+                            if let Some(used) = cpa.covers_union(&[t, u], s) {
+                                for x in used {
+                                    let y = [j, k][x];
+                                    prop_assert!(fps[y].may_cover(&fps[i]), "{} helps to cover {}", y, i);
+                                }
+                            }
+                        }
+                    }
+                }
+                // reflexive coverings at least (and joins cover their parts)
+                prop_assert!(covering < states.len() * states.len());
+            }
+        }
     }
 
     const WALK: &str = "#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\nstruct node { int data; struct node *next; };\nint main(void) { struct node *l = NULL, *p; int s = 0; while (__VERIFIER_nondet_int()) { p = malloc(sizeof(struct node)); if (!p) return 0; p->data = __VERIFIER_nondet_int() != 0; p->next = l; l = p; } for (p = l; p; p = p->next) { int t = p->data; if (t > 1) s = 1; } return s; }";
