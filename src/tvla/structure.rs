@@ -377,6 +377,10 @@ pub struct Structure {
     /// [`UnarySig`] of the values, computed on first use by [`Structure::embeds_into`]
     /// and reset by every mutation; not part of equality, order or hash.
     sig: std::sync::OnceLock<UnarySig>,
+    /// Set by [`super::coerce::coerce`] at its fixpoint (the values are as sharp as
+    /// the integrity constraints make them), reset by every mutation; not part of
+    /// equality, order or hash.
+    coerced: bool,
     /// Provenance, one mask per node, while tracked (see [`Structure::origins`]; `None`:
     /// not tracked, which costs nothing); not part of equality, order or hash.
     origin: Option<Vec<u64>>,
@@ -514,6 +518,7 @@ impl Structure {
             v1: Vec::new(),
             v2: Vec::new(),
             sig: Default::default(),
+            coerced: false,
             origin: None,
             removed: Vec::new(),
         }
@@ -599,21 +604,31 @@ impl Structure {
     pub fn get2(&self, i: usize, a: usize, b: usize) -> Kleene {
         self.v2[i * self.n * self.n + a * self.n + b]
     }
+    /// True if [`super::coerce::coerce`] left the structure as it is now.
+    pub fn is_coerced(&self) -> bool {
+        self.coerced
+    }
+    pub(crate) fn mark_coerced(&mut self) {
+        self.coerced = true;
+    }
     /// Sets nullary predicate `i`.
     pub fn set0(&mut self, i: usize, k: Kleene) {
         self.sig = Default::default();
+        self.coerced = false;
         self.v0[i] = k
     }
     /// Sets unary predicate `i` at `u`.
     pub fn set1(&mut self, i: usize, u: usize, k: Kleene) {
         let nu = self.voc.unary.len();
         self.sig = Default::default();
+        self.coerced = false;
         self.v1[u * nu + i] = k
     }
     /// Sets binary predicate `i` at `(a, b)`.
     pub fn set2(&mut self, i: usize, a: usize, b: usize, k: Kleene) {
         let n = self.n;
         self.sig = Default::default();
+        self.coerced = false;
         self.v2[i * n * n + a * n + b] = k
     }
     /// Value of predicate `i` of arity `arity` at `at` (as many nodes as the arity).
@@ -674,6 +689,7 @@ impl Structure {
             }
         }
         self.sig = Default::default();
+        self.coerced = false;
         self.v2 = v2;
         self.v1.extend(std::iter::repeat_n(Kleene::False, nu));
         if let Some(o) = &mut self.origin {
@@ -730,6 +746,13 @@ impl Structure {
                 }
             }
         }
+        // a permutation of a coerced structure is coerced (the constraints do not
+        // name nodes)
+        let mut seen = vec![false; n];
+        let perm = m == n
+            && order
+                .iter()
+                .all(|&u| !std::mem::replace(&mut seen[u], true));
         Structure {
             voc: self.voc.clone(),
             n: m,
@@ -737,6 +760,7 @@ impl Structure {
             v1,
             v2,
             sig: Default::default(),
+            coerced: self.coerced && perm,
             origin: self
                 .origin
                 .as_ref()

@@ -2,7 +2,7 @@
 //! structures (after focusing on what they test).
 
 use super::{deref, focus_pt, nonnull, target, AbstractError};
-use crate::tvla::coerce::coerce;
+use crate::tvla::coerce::coerce_after;
 use crate::tvla::formula::{Kleene, PredSym};
 use crate::tvla::structure::{Structure, Vocab};
 use std::collections::BTreeSet;
@@ -44,16 +44,17 @@ pub(super) fn assume_null(
     let Some(px) = voc.pt(x) else { return ss };
     focus_pt(ss, Some(px))
         .into_iter()
-        .filter_map(|mut t| {
+        .filter_map(|t| {
             let k = nonnull(&t, px);
             if want_null {
                 if k == Kleene::True {
                     return None;
                 }
+                let mut u = t.clone();
                 for v in 0..t.len() {
-                    t.set1(px, v, Kleene::False);
+                    u.set1(px, v, Kleene::False);
                 }
-                coerce(t)
+                coerce_after(&t, u)
             } else {
                 (k != Kleene::False).then_some(t)
             }
@@ -103,7 +104,7 @@ pub(super) fn assume_field(
                 return None;
             }
             // a refinement, not a state change: instrumentation values stay
-            coerce(post)
+            coerce_after(&t, post)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use super::differencing::{differencing, universal_differencing};
 use super::{Change, Dir, Domain};
-use crate::tvla::coerce::coerce;
+use crate::tvla::coerce::coerce_after;
 use crate::tvla::eval::Evaluator;
 use crate::tvla::formula::{Kleene, PredSym};
 use crate::tvla::structure::Structure;
@@ -153,7 +153,7 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
         }
     }
     let _ = n;
-    coerce(cur)
+    coerce_after(pre, cur)
 }
 
 /// Direction of a definition's value given its polarity in a predicate that moved `d`.
