@@ -24,7 +24,7 @@ fn rtc(s: &Structure, fields: &[String]) -> Vec<Kleene> {
     let stored = voc
         .instr
         .iter()
-        .find(|i| i.family == Some(Family::Tc(fields.to_vec())))
+        .find(|i| matches!(&i.family, Some(Family::Tc(g)) if g.as_slice() == fields))
         .map(|i| i.idx);
     let mut ev = Evaluator::new(s);
     let mut m = vec![Kleene::False; n * n];
@@ -410,7 +410,8 @@ fn reach_differencing<'a>(
                 params,
             };
             let has_family = voc.instr.iter().any(|i| {
-                i.sym == ry && i.family == Some(Family::Reach(y.clone(), fields.to_vec()))
+                i.sym == ry
+                    && matches!(&i.family, Some(Family::Reach(a, g)) if a == y && g.as_slice() == fields)
             });
             if let (true, Some((1, iy))) = (has_family, voc.lookup(&ry)) {
                 return Some(Box::new(move |t: &[usize]| Some(pre.get1(iy, t[0]))));
@@ -448,7 +449,8 @@ fn reach_after_load<'a>(
     let pre: &'a Structure = ch.load_pre.as_ref().unwrap_or(pre);
     let voc = pre.vocab();
     let ry = voc.instr.iter().find(|i| {
-        i.family == Some(Family::Reach(y.clone(), fields.to_vec())) && fields.contains(f)
+        matches!(&i.family, Some(Family::Reach(a, g)) if a == y && g.as_slice() == fields)
+            && fields.contains(f)
     });
     let (Some(ry), true) = (ry, ch.pt_set.as_ref().is_some_and(|(x, _)| x == z)) else {
         return None;
@@ -528,7 +530,7 @@ fn segment_row(s: &Structure, x: &str, fields: &[String]) -> Option<usize> {
     s.vocab()
         .instr
         .iter()
-        .find(|i| i.family == Some(Family::Seg(x.to_string(), fields.to_vec())))
+        .find(|i| matches!(&i.family, Some(Family::Seg(a, g)) if a == x && g.as_slice() == fields))
         .map(|i| i.idx)
 }
 

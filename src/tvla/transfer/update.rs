@@ -31,15 +31,20 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
             Domain::Removed(r) => Some(if v >= r { v + 1 } else { v }),
         }
     };
-    let mut dirs = ch.dirs.clone();
+    // the directions of the changed predicates: the change's, then those of the
+    // instrumentation predicates updated so far (by reference: no copies of names)
+    let mut moved: BTreeMap<&PredSym, Dir> = BTreeMap::new();
     let mut rtc_cache: BTreeMap<Vec<String>, Vec<Kleene>> = BTreeMap::new();
     for ins in &voc.instr {
-        let relevant: Vec<(&PredSym, Dir)> = ins
-            .pol
-            .keys()
-            .filter_map(|k| k.as_ref())
-            .filter_map(|p| dirs.get(p).map(|d| (p, *d)))
-            .collect();
+        let mut relevant: Vec<(&PredSym, Dir)> = Vec::new();
+        let mut pols = Vec::new();
+        for (k, pol) in &ins.pol {
+            let Some(p) = k else { continue };
+            if let Some(d) = moved.get(p).or_else(|| ch.dirs.get(p)) {
+                relevant.push((p, *d));
+                pols.push(*pol);
+            }
+        }
         let fam_iso = ins.family.is_some() || ins.guarded;
         let domain_effect = match ch.domain {
             Domain::Same => false,
@@ -65,9 +70,8 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
                 _ => Dir::Both,
             })
         };
-        for (p, d) in &relevant {
-            let pol = ins.pol[&Some((*p).clone())];
-            combine(compose(pol, *d));
+        for ((_, d), pol) in relevant.iter().zip(&pols) {
+            combine(compose(*pol, *d));
         }
         if domain_effect {
             let d = match ch.domain {
@@ -142,13 +146,13 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
         match (went_down, went_up) {
             (false, false) => {}
             (true, false) => {
-                dirs.insert(ins.sym.clone(), Dir::Dec);
+                moved.insert(&ins.sym, Dir::Dec);
             }
             (false, true) => {
-                dirs.insert(ins.sym.clone(), Dir::Inc);
+                moved.insert(&ins.sym, Dir::Inc);
             }
             _ => {
-                dirs.insert(ins.sym.clone(), Dir::Both);
+                moved.insert(&ins.sym, Dir::Both);
             }
         }
     }
