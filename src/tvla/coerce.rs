@@ -298,6 +298,8 @@ fn builtin_rules(s: &mut Structure, ch: &mut Changes) -> bool {
 fn acyclic_rules(s: &mut Structure, ch: &mut Changes) -> bool {
     let voc = s.vocab().clone();
     let n = s.len();
+    // the reachability predicates `r[z, G]` of pointers the class has: (index, `pt[z]`, G)
+    let mut reach: Option<Vec<(usize, usize, &[String])>> = None;
     for ins in &voc.instr {
         let (fields, want) = match &ins.family {
             Some(Family::Acyclic(f)) => (f, Kleene::True),
@@ -317,17 +319,21 @@ fn acyclic_rules(s: &mut Structure, ch: &mut Changes) -> bool {
             let mut stack = vec![v];
             // r[z, G](w) = 1 with G ⊆ F and z pointing to v: every cell of w is
             // reachable from v, so an F-edge from w back to v would close a cycle
-            for r in &voc.instr {
-                let Some(Family::Reach(z, g)) = &r.family else {
-                    continue;
-                };
-                if !g.iter().all(|f| fields.contains(f))
-                    || voc.pt(z).is_none_or(|p| s.get1(p, v) != Kleene::True)
-                {
+            let reach = reach.get_or_insert_with(|| {
+                voc.instr
+                    .iter()
+                    .filter_map(|r| match &r.family {
+                        Some(Family::Reach(z, g)) => voc.pt(z).map(|p| (r.idx, p, g.as_slice())),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            for &(ridx, p, g) in reach.iter() {
+                if !g.iter().all(|f| fields.contains(f)) || s.get1(p, v) != Kleene::True {
                     continue;
                 }
                 for (w, sw) in seen.iter_mut().enumerate() {
-                    if !*sw && s.get1(r.idx, w) == Kleene::True {
+                    if !*sw && s.get1(ridx, w) == Kleene::True {
                         *sw = true;
                         stack.push(w);
                     }
