@@ -1120,10 +1120,11 @@ impl Structure {
     }
 
     /// Facts that every structure embedding into this one shares with it, as bits
-    /// (`4 * w + 2 * w0` words for `w`, `w0` words of unary and nullary predicates):
+    /// (`4 * w + 2 * w0 + 4` words for `w`, `w0` words of unary and nullary predicates):
     /// per unary predicate "1 at every node", "1 at some node", "0 at every node", "0 at
     /// some node" (one section of `w` words each), then per nullary predicate "1" and
-    /// "0". If `s` embeds into `t`, every bit of `t.embed_facts()` is set in
+    /// "0", then (hashed into 4 words) the unary values of each node whose unary
+    /// values are all definite. If `s` embeds into `t`, every bit of `t.embed_facts()` is set in
     /// `s.embed_facts()` (the embedding is onto and only raises values to 1/2).
     pub fn embed_facts(&self) -> Vec<u64> {
         let sig = self.sig.get_or_init(|| UnarySig::of(self));
@@ -1142,6 +1143,33 @@ impl Structure {
         }
         out.extend(one);
         out.extend(zero);
+        // nodes with every unary value definite: an embedding maps some node onto
+        // each, with exactly its values (hashed into 256 bits)
+        let mut nodes = [0u64; 4];
+        let nu = self.voc.unary.len();
+        let full: Vec<u64> = (0..sig.words)
+            .map(|j| {
+                let bits = nu - (j * 64).min(nu);
+                if bits >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                }
+            })
+            .collect();
+        for u in 0..self.n {
+            let (t, f) = (
+                &sig.node_t[u * sig.words..][..sig.words],
+                &sig.node_f[u * sig.words..][..sig.words],
+            );
+            if (0..sig.words).all(|j| t[j] | f[j] == full[j]) {
+                let mut h = rustc_hash::FxHasher::default();
+                t.hash(&mut h);
+                let b = (h.finish() % 256) as usize;
+                nodes[b / 64] |= 1 << (b % 64);
+            }
+        }
+        out.extend(nodes);
         out
     }
 
