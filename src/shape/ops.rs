@@ -1149,11 +1149,14 @@ pub(super) fn kill_dead(
             if !is_tracked(c, &var.name) {
                 continue;
             }
-            let ps = PredSym::with("pt", &[var.name.as_str()]);
+            // `pt[x]` by index (one vocabulary per component)
             let points = c
                 .region
                 .structures()
-                .any(|st| (0..st.len()).any(|u| st.value(&ps, &[u]) != Kleene::False));
+                .any(|st| match st.vocab().pt(&var.name) {
+                    Some(p) => (0..st.len()).any(|u| st.get1(p, u) != Kleene::False),
+                    None => st.len() > 0,
+                });
             let flagged =
                 c.wild_vars.contains(&var.name) || c.uninit.iter().any(|(x, _)| *x == var.name);
             if points || flagged {

@@ -53,6 +53,9 @@ pub struct InstrInfo {
     pub family: Option<Family>,
     /// Polarity of the definition in each predicate and the universe.
     pub pol: BTreeMap<PolKey, Pol>,
+    /// The (arity, index) of each key of `pol`, in `pol`'s order (`None` for the
+    /// universe and for a predicate the vocabulary lacks).
+    pub pol_keys: Vec<Option<(u8, usize)>>,
     /// Predicates with a non-local occurrence in the definition.
     pub nonlocal: BTreeSet<PredSym>,
     /// Whether every quantifier of the definition is guarded by a field atom.
@@ -333,6 +336,10 @@ impl Vocab {
                     }
                     _ => true,
                 }),
+                pol_keys: polarity(def)
+                    .keys()
+                    .map(|k| k.as_ref().and_then(|q| self.index.get(q).copied()))
+                    .collect(),
                 pol: polarity(def),
                 nonlocal: nonlocal_preds(def, free),
                 guarded: guarded(def, free, &field_syms),

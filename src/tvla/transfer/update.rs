@@ -31,17 +31,31 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
             Domain::Removed(r) => Some(if v >= r { v + 1 } else { v }),
         }
     };
-    // the directions of the changed predicates: the change's, then those of the
-    // instrumentation predicates updated so far (by reference: no copies of names)
-    let mut moved: BTreeMap<&PredSym, Dir> = BTreeMap::new();
+    // the directions of the changed predicates by (arity, index): the change's, then
+    // those of the instrumentation predicates updated so far; by name those the
+    // vocabulary lacks
+    let mut dirs: rustc_hash::FxHashMap<(u8, usize), Dir> = rustc_hash::FxHashMap::default();
+    let mut unnamed: Vec<(&PredSym, Dir)> = Vec::new();
+    for (p, d) in &ch.dirs {
+        match voc.lookup(p) {
+            Some(k) => {
+                dirs.insert(k, *d);
+            }
+            None => unnamed.push((p, *d)),
+        }
+    }
     let mut rtc_cache: BTreeMap<Vec<String>, Vec<Kleene>> = BTreeMap::new();
     for ins in &voc.instr {
         let mut relevant: Vec<(&PredSym, Dir)> = Vec::new();
         let mut pols = Vec::new();
-        for (k, pol) in &ins.pol {
+        for ((k, pol), key) in ins.pol.iter().zip(&ins.pol_keys) {
             let Some(p) = k else { continue };
-            if let Some(d) = moved.get(p).or_else(|| ch.dirs.get(p)) {
-                relevant.push((p, *d));
+            let d = match key {
+                Some(key) => dirs.get(key).copied(),
+                None => unnamed.iter().find(|(q, _)| *q == p).map(|(_, d)| *d),
+            };
+            if let Some(d) = d {
+                relevant.push((p, d));
                 pols.push(*pol);
             }
         }
@@ -146,13 +160,13 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
         match (went_down, went_up) {
             (false, false) => {}
             (true, false) => {
-                moved.insert(&ins.sym, Dir::Dec);
+                dirs.insert((ins.arity, ins.idx), Dir::Dec);
             }
             (false, true) => {
-                moved.insert(&ins.sym, Dir::Inc);
+                dirs.insert((ins.arity, ins.idx), Dir::Inc);
             }
             _ => {
-                moved.insert(&ins.sym, Dir::Both);
+                dirs.insert((ins.arity, ins.idx), Dir::Both);
             }
         }
     }
