@@ -1155,7 +1155,7 @@ pub(super) fn kill_dead(
                 .structures()
                 .any(|st| match st.vocab().pt(&var.name) {
                     Some(p) => (0..st.len()).any(|u| st.get1(p, u) != Kleene::False),
-                    None => st.len() > 0,
+                    None => !st.is_empty(),
                 });
             let flagged =
                 c.wild_vars.contains(&var.name) || c.uninit.iter().any(|(x, _)| *x == var.name);
