@@ -31,19 +31,9 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
             Domain::Removed(r) => Some(if v >= r { v + 1 } else { v }),
         }
     };
-    // the directions of the changed predicates by (arity, index): the change's, then
-    // those of the instrumentation predicates updated so far; by name those the
-    // vocabulary lacks
-    let mut dirs: rustc_hash::FxHashMap<(u8, usize), Dir> = rustc_hash::FxHashMap::default();
-    let mut unnamed: Vec<(&PredSym, Dir)> = Vec::new();
-    for (p, d) in &ch.dirs {
-        match voc.lookup(p) {
-            Some(k) => {
-                dirs.insert(k, *d);
-            }
-            None => unnamed.push((p, *d)),
-        }
-    }
+    // the directions of the changed predicates: the change's, then those of the
+    // instrumentation predicates updated so far
+    let (mut dirs, unnamed) = directions(&voc, ch);
     let mut rtc_cache: BTreeMap<Vec<String>, Vec<Kleene>> = BTreeMap::new();
     for ins in &voc.instr {
         let mut relevant: Vec<(&PredSym, Dir)> = Vec::new();
@@ -172,6 +162,29 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
     }
     let _ = n;
     coerce_after(pre, cur)
+}
+
+/// The directions of `ch`'s predicates by (arity, index), and by name those the
+/// vocabulary lacks.
+#[allow(clippy::type_complexity)]
+fn directions<'a>(
+    voc: &crate::tvla::structure::Vocab,
+    ch: &'a Change,
+) -> (
+    rustc_hash::FxHashMap<(u8, usize), Dir>,
+    Vec<(&'a PredSym, Dir)>,
+) {
+    let mut dirs = rustc_hash::FxHashMap::default();
+    let mut unnamed = Vec::new();
+    for (p, d) in &ch.dirs {
+        match voc.lookup(p) {
+            Some(k) => {
+                dirs.insert(k, *d);
+            }
+            None => unnamed.push((p, *d)),
+        }
+    }
+    (dirs, unnamed)
 }
 
 /// Direction of a definition's value given its polarity in a predicate that moved `d`.
