@@ -845,26 +845,34 @@ mod tests {
             let b = Structure::from_concrete(&c, len, &f)
                 .unwrap_or_else(|e| panic!("{e}"))
                 .blur();
-            let voc = b.vocab().clone();
             variants.push(b.clone());
-            for p in 0..voc.unary.len().max(voc.binary.len()) {
-                for u in 0..b.len() {
-                    for k in [Kleene::Half, Kleene::True, Kleene::False] {
-                        if p < voc.unary.len() && p != SM {
-                            let mut t = b.clone();
-                            t.set1(p, u, k);
-                            variants.push(t);
-                        }
-                        if p < voc.binary.len() {
-                            let mut t = b.clone();
-                            t.set2(p, u, (u + 1) % b.len(), k);
-                            variants.push(t);
-                        }
+            variants.extend(one_value_edits(&b, false));
+        }
+        variants
+    }
+
+    /// `b` with one value set to 1/2, 1 or 0, for every unary value (`sm` too with
+    /// `with_sm`) and every binary value from a node to the next.
+    fn one_value_edits(b: &Structure, with_sm: bool) -> Vec<Structure> {
+        let voc = b.vocab().clone();
+        let mut edits = Vec::new();
+        for p in 0..voc.unary.len().max(voc.binary.len()) {
+            for u in 0..b.len() {
+                for k in [Kleene::Half, Kleene::True, Kleene::False] {
+                    if p < voc.unary.len() && (with_sm || p != SM) {
+                        let mut t = b.clone();
+                        t.set1(p, u, k);
+                        edits.push(t);
+                    }
+                    if p < voc.binary.len() {
+                        let mut t = b.clone();
+                        t.set2(p, u, (u + 1) % b.len(), k);
+                        edits.push(t);
                     }
                 }
             }
         }
-        variants
+        edits
     }
 
     #[test]
@@ -877,33 +885,15 @@ mod tests {
         for v in dll_variants().into_iter().step_by(7) {
             let Some(c) = coerce(v) else { continue };
             assert!(c.is_coerced());
-            let voc = c.vocab().clone();
-            for p in 0..voc.unary.len().max(voc.binary.len()) {
-                for u in 0..c.len() {
-                    for k in [Kleene::Half, Kleene::True, Kleene::False] {
-                        let mut edits = Vec::new();
-                        if p < voc.unary.len() {
-                            let mut t = c.clone();
-                            t.set1(p, u, k);
-                            edits.push(t);
-                        }
-                        if p < voc.binary.len() {
-                            let mut t = c.clone();
-                            t.set2(p, u, (u + 1) % c.len(), k);
-                            edits.push(t);
-                        }
-                        for t in edits {
-                            let want = reference_coerce(t.clone());
-                            let got = coerce_after(&c, t.clone());
-                            assert_eq!(got, want, "{t}");
-                            if let Some(g) = &got {
-                                assert_eq!(coerce(g.clone()).as_ref(), Some(g));
-                            }
-                            skipped += usize::from(t == c);
-                            cases += 1;
-                        }
-                    }
+            for t in one_value_edits(&c, true) {
+                let want = reference_coerce(t.clone());
+                let got = coerce_after(&c, t.clone());
+                assert_eq!(got, want, "{t}");
+                if let Some(g) = &got {
+                    assert_eq!(coerce(g.clone()).as_ref(), Some(g));
                 }
+                skipped += usize::from(t == c);
+                cases += 1;
             }
         }
         assert!(cases > 500 && skipped > 10, "{cases} {skipped}");
