@@ -8,7 +8,7 @@
 //! variables. So the five-node list of Fig. 1(b) has depth 5 from its head.
 
 use super::{Addr, ExplicitState};
-use crate::cfa::VarId;
+use crate::cfa::{StructId, VarId};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -57,12 +57,39 @@ pub fn depth_at_least(h: &ExplicitState, k: usize) -> bool {
     })
 }
 
+/// True if some path of at least `k` objects runs through cells of struct `s` only
+/// (the depth of `s`'s structures; a root variable of any type may point to its first
+/// cell). `k == 0` always holds.
+pub fn depth_of_struct_at_least(h: &ExplicitState, k: usize, s: StructId) -> bool {
+    if k == 0 {
+        return true;
+    }
+    let only = Some(s);
+    (0..h.vars.len()).any(|x| match h.var(x).obj_any() {
+        Some(a) if is_of(h, a, only) => longest_path_in(h, a, k, only) >= k,
+        _ => false,
+    })
+}
+
+/// Whether the valid object `a` is a cell of `only` (any valid object for `None`).
+fn is_of(h: &ExplicitState, a: Addr, only: Option<StructId>) -> bool {
+    h.heap
+        .get(&a)
+        .is_some_and(|c| only.is_none() || c.strukt() == only)
+}
+
 /// Longest simple path (in nodes) from `a`, stopping early once `stop` is reached.
 fn longest_path(h: &ExplicitState, a: Addr, stop: usize) -> usize {
+    longest_path_in(h, a, stop, None)
+}
+
+/// Longest simple path (in nodes) from `a` through objects of `only` (all objects for
+/// `None`), stopping early once `stop` is reached.
+fn longest_path_in(h: &ExplicitState, a: Addr, stop: usize, only: Option<StructId>) -> usize {
     let mut on_path = BTreeSet::new();
     let mut best = 0;
     let mut steps = 0;
-    dfs(h, a, &mut on_path, &mut best, stop, &mut steps);
+    dfs(h, a, &mut on_path, &mut best, (stop, only), &mut steps);
     best
 }
 
@@ -71,19 +98,19 @@ fn dfs(
     a: Addr,
     on_path: &mut BTreeSet<Addr>,
     best: &mut usize,
-    stop: usize,
+    (stop, only): (usize, Option<StructId>),
     steps: &mut usize,
 ) {
     *steps += 1;
     on_path.insert(a);
     *best = (*best).max(on_path.len());
-    let succ: BTreeSet<Addr> = h.successors(a).collect();
+    let succ: BTreeSet<Addr> = h.successors(a).filter(|&b| is_of(h, b, only)).collect();
     for b in succ {
         if *best >= stop || *steps > DEPTH_STEP_BUDGET {
             break;
         }
         if !on_path.contains(&b) {
-            dfs(h, b, on_path, best, stop, steps);
+            dfs(h, b, on_path, best, (stop, only), steps);
         }
     }
     on_path.remove(&a);
@@ -117,6 +144,9 @@ impl Default for SampleThreshold {
 pub struct SampleCollector {
     /// When to stop.
     pub threshold: SampleThreshold,
+    /// Only heaps whose depth through cells of this struct reaches the threshold count
+    /// (none: any heap; [`SampleCollector::focused`]).
+    focus: Option<StructId>,
     seen: BTreeSet<ExplicitState>,
     /// The kept heaps (canonical), in the order offered, with the deepest variable.
     pub kept: Vec<(ExplicitState, VarId, usize)>,
@@ -127,14 +157,29 @@ impl SampleCollector {
     pub fn new(threshold: SampleThreshold) -> SampleCollector {
         SampleCollector {
             threshold,
+            focus: None,
             seen: BTreeSet::new(),
             kept: Vec::new(),
         }
     }
 
+    /// An empty collector that keeps only heaps in which a path through cells of
+    /// struct `s` reaches the threshold's depth (samples of one type in a program with
+    /// several).
+    pub fn focused(threshold: SampleThreshold, s: StructId) -> SampleCollector {
+        SampleCollector {
+            focus: Some(s),
+            ..SampleCollector::new(threshold)
+        }
+    }
+
     /// Offers a heap; returns true if it was kept as a new sample.
     pub fn offer(&mut self, h: &ExplicitState) -> bool {
-        if self.done() || !depth_at_least(h, self.threshold.min_nodes) {
+        let deep = match self.focus {
+            None => depth_at_least(h, self.threshold.min_nodes),
+            Some(s) => depth_of_struct_at_least(h, self.threshold.min_nodes, s),
+        };
+        if self.done() || !deep {
             return false;
         }
         let key = sample_key(h);

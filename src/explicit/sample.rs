@@ -48,6 +48,11 @@ pub struct SamplerConfig {
     /// Forget (set to ⊤) local variables that are dead at the reached location, so
     /// that states differing only in stale temporaries are merged.
     pub kill_dead: bool,
+    /// Collect only heaps deep in cells of this struct type (the threshold's depth along
+    /// a path of its cells): samples of a type that the first deep heaps of a program
+    /// with several structures do not show (none by default: any heap).
+    #[serde(skip)]
+    pub focus: Option<StructId>,
     /// Stop exploring at this instant, as when the state budget runs out (`verify`'s
     /// time limit; none by default).
     #[serde(skip)]
@@ -64,6 +69,7 @@ impl Default for SamplerConfig {
             malloc_never_fails: false,
             sites: SampleSites::Stable,
             kill_dead: true,
+            focus: None,
             deadline: None,
         }
     }
@@ -172,10 +178,11 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         }
     };
     let live = cfg.kill_dead.then(|| liveness(prog));
-    let mut collectors = [
-        SampleCollector::new(cfg.threshold),
-        SampleCollector::new(cfg.threshold),
-    ];
+    let collector = || match cfg.focus {
+        None => SampleCollector::new(cfg.threshold),
+        Some(s) => SampleCollector::focused(cfg.threshold, s),
+    };
+    let mut collectors = [collector(), collector()];
     let mut nodes_of: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     let mut seen: HashSet<Item> = HashSet::new();
     let mut queue: VecDeque<Item> = VecDeque::new();
@@ -529,5 +536,63 @@ mod tests {
         };
         let r = sample_program(&prog, &past);
         assert_eq!((r.states, r.budget_exhausted), (0, true));
+    }
+}
+
+#[cfg(test)]
+mod focus_tests {
+    use super::*;
+    use crate::frontend::{parse_file, FrontendOptions};
+
+    /// Regression: a program building a list of `struct a` and a list of `struct b` in
+    /// one loop gave samples only deep in the list that grows faster (`b`), so the early
+    /// abstraction never saw a deep `struct a` (benchmarks/real/fp_sorted_insert with
+    /// its two lists of two types: `struct el` stayed unclassified, refinement failed).
+    #[test]
+    fn a_focused_sampler_samples_the_type_the_first_deep_heaps_miss() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let f = dir.path().join("two.c");
+        std::fs::write(
+            &f,
+            "#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\n\
+             struct a { struct a *next; };\nstruct b { struct b *next; };\n\
+             int main(void) { struct a *x = 0; struct b *y = 0;\n\
+             while (__VERIFIER_nondet_int()) {\n\
+               struct b *n = malloc(sizeof *n); n->next = y; y = n;\n\
+               n = malloc(sizeof *n); n->next = y; y = n;\n\
+               if (__VERIFIER_nondet_int()) { struct a *m = malloc(sizeof *m); m->next = x; x = m; }\n\
+             }\n return 0; }\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let prog = parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let id = |name: &str| {
+            prog.structs
+                .iter()
+                .position(|s| s.name == name)
+                .unwrap_or_else(|| panic!("struct {name}"))
+        };
+        let (a, b) = (id("a"), id("b"));
+        let cfg = SamplerConfig {
+            malloc_never_fails: true,
+            ..Default::default()
+        };
+        let any = sample_program(&prog, &cfg);
+        let deep = |r: &SampleReport, t: StructId| {
+            r.samples
+                .iter()
+                .filter(|s| crate::explicit::depth::depth_of_struct_at_least(&s.state, 4, t))
+                .count()
+        };
+        assert_eq!((deep(&any, a), deep(&any, b)), (0, any.samples.len()));
+        let focused = sample_program(
+            &prog,
+            &SamplerConfig {
+                focus: Some(a),
+                ..cfg
+            },
+        );
+        assert_eq!(deep(&focused, a), 5);
+        let c = focused.classifications.iter().find(|c| c.strukt == a);
+        assert!(c.is_some_and(|c| c.chosen != crate::explicit::DataStructure::Unknown));
     }
 }

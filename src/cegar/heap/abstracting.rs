@@ -129,11 +129,21 @@ impl HeapAbstraction {
         if pending.is_empty() {
             return Vec::new();
         }
-        let report = self.program_samples(prog);
+        let report = self.program_samples(prog, None);
         let mut out = Vec::new();
         for s in pending {
-            let Some(c) = report.classifications.iter().find(|c| c.strukt == s) else {
-                continue;
+            // The first deep heaps may all be of another type (two lists of two types
+            // built in one loop): then the sampler looks for heaps deep in this one.
+            let own;
+            let c = match report.classifications.iter().find(|c| c.strukt == s) {
+                Some(c) => c,
+                None => {
+                    own = self.program_samples(prog, Some(s));
+                    match own.classifications.iter().find(|c| c.strukt == s) {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                }
             };
             self.abstractions += 1;
             if let Some(m) = self.abstract_type(prog, &lat, c) {
@@ -150,10 +160,15 @@ impl HeapAbstraction {
     /// budget ([`EARLY_SAMPLE_BUDGET`]) and the run's deadline: it runs on a failing
     /// refinement or a sampling threshold, often of a program whose nondeterministic
     /// data keeps structures shallow.
-    fn program_samples(&self, prog: &Program) -> crate::explicit::SampleReport {
+    fn program_samples(
+        &self,
+        prog: &Program,
+        focus: Option<StructId>,
+    ) -> crate::explicit::SampleReport {
         let cfg = crate::explicit::sample::SamplerConfig {
             state_budget: EARLY_SAMPLE_BUDGET,
             deadline: self.deadline.get(),
+            focus,
             ..Default::default()
         };
         crate::explicit::sample_program(prog, &cfg)
@@ -169,8 +184,27 @@ impl HeapAbstraction {
             ..Default::default()
         };
         let report = crate::explicit::sample_program(prog, &cfg);
+        let mut classifications = report.classifications.clone();
+        if !report.budget_exhausted {
+            // recursive types the first deep heaps did not show: heaps deep in each
+            for s in 0..prog.structs.len() {
+                if own_ptr_fields(prog, s).is_empty()
+                    || classifications.iter().any(|c| c.strukt == s)
+                {
+                    continue;
+                }
+                // (a tenth of the budget: a type may never be built deep)
+                let cfg = crate::explicit::sample::SamplerConfig {
+                    focus: Some(s),
+                    state_budget: EARLY_SAMPLE_BUDGET,
+                    ..cfg.clone()
+                };
+                let own = crate::explicit::sample_program(prog, &cfg);
+                classifications.extend(own.classifications.into_iter().filter(|c| c.strukt == s));
+            }
+        }
         let mut chosen = Vec::new();
-        for c in &report.classifications {
+        for c in &classifications {
             let s = c.strukt;
             if own_ptr_fields(prog, s).is_empty() {
                 continue;
@@ -363,7 +397,8 @@ impl HeapAbstraction {
                 // the ART's samples hold only the fields its precision tracks (⊤
                 // elsewhere), which may break every invariant: the program sampler's
                 // concrete samples then tell the structure, as before the threshold
-                let report = program_samples.get_or_insert_with(|| self.program_samples(prog));
+                let report =
+                    program_samples.get_or_insert_with(|| self.program_samples(prog, None));
                 if let Some(d) = report
                     .classifications
                     .iter()
