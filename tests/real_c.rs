@@ -368,6 +368,16 @@ fn a_kernel_style_list_of_lists_is_not_refused() {
 }
 
 #[test]
+fn a_bug_is_confirmed_through_the_shortest_random_run_that_reaches_it() {
+    // regression: with --malloc-never-fails the first random run to reach the error of
+    // kl_lol_bug (seed 10) has a path of about 1,800 steps that Z3 could not decide in
+    // its time, and both hunts gave up on it (UNKNOWN); shorter runs reach it too
+    let bug = real("kl_lol_bug.c");
+    let out = assert_unsafe_with_replay_using(&bug, &["--malloc-never-fails", "-j", "1"], None);
+    assert!(out.contains("random run"), "{out}");
+}
+
+#[test]
 fn a_shifted_link_converted_to_void_pointer_is_refused() {
     // `&j->link` is 4 bytes into `*j` in C but `j` in the CFA: only container_of may
     // convert it

@@ -328,14 +328,18 @@ const EARLY_HUNT_RUNS: u64 = 64;
 /// Wall-clock budget of those runs (their confirmation by Z3 included).
 const EARLY_HUNT_BUDGET: Duration = Duration::from_millis(500);
 
-/// The first random run of `seeds` (within `budget`; Z3's confirmation too when
-/// `confirm_in_budget`, else until shortly after the deadline) that reaches an error
-/// location, as a counterexample: its path must be feasible for Z3 and replay to the error with
-/// Z3's model (the same evidence as an UNSAFE from the ART). Used before the first ART
-/// ([`EARLY_HUNT_RUNS`]) and when the abstraction gives up, so that a bug a refinement
-/// cannot explain (data the domains do not track, a limit) is still reported. Without
-/// one, the seeds whose run reached the error but whose path Z3 could not decide in the
-/// time left (the hunt before UNKNOWN tries them again first).
+/// The shortest random run of `seeds` that reaches an error location and is confirmed,
+/// as a counterexample: its path must be feasible for Z3 and replay to the error with
+/// Z3's model (the same evidence as an UNSAFE from the ART). The runs come first (until
+/// all seeds ran or half the `budget` is spent; a run is cheap), then the error runs are
+/// confirmed shortest first ([`MAX_HUNT_CANDIDATES`] of them; within the budget when
+/// `confirm_in_budget`, else until shortly after the deadline): a path of 1,800 steps
+/// that Z3 cannot decide in its time no longer hides one of 200 that it decides at once
+/// (real/kl_lol_bug). Used before the first ART ([`EARLY_HUNT_RUNS`]) and when the
+/// abstraction gives up, so that a bug a refinement cannot explain (data the domains do
+/// not track, a limit) is still reported. Without one, the seeds whose run reached the
+/// error but whose path Z3 could not decide in the time left, or was not asked about
+/// (the hunt before UNKNOWN tries them again first).
 fn hunt_error(
     prog: &Program,
     opts: &CegarOptions,
@@ -344,7 +348,6 @@ fn hunt_error(
     budget: Duration,
     confirm_in_budget: bool,
 ) -> Result<(u64, Counterexample), Vec<u64>> {
-    let mut unconfirmed = Vec::new();
     // past the deadline (a time limit ended the search) only a short look
     let now = Instant::now();
     let mut stop = now + budget;
@@ -363,13 +366,34 @@ fn hunt_error(
         max_steps: SANITY_STEPS,
         malloc_never_fails: prog.malloc_never_fails,
     };
+    let runs_until = now + (stop.saturating_duration_since(now)) / 2;
+    let mut found: Vec<(u64, crate::interp::Run)> = Vec::new();
+    let mut dropped = Vec::new();
     for seed in seeds {
-        if Instant::now() >= stop {
+        if Instant::now() >= runs_until {
             break;
         }
         let run = crate::interp::run_random(prog, seed, &limits);
-        if !run.outcome.is_error() {
-            continue;
+        if run.outcome.is_error() {
+            found.push((seed, run));
+            // only the shortest traces are kept (each may be 100,000 steps long); the
+            // seeds of the others stay unconfirmed
+            if found.len() > 2 * MAX_HUNT_CANDIDATES {
+                found.sort_by_key(|(seed, run)| (run.trace.len(), *seed));
+                for (seed, _) in found.drain(MAX_HUNT_CANDIDATES..) {
+                    dropped.push(seed);
+                }
+            }
+        }
+    }
+    // shortest first (the seed breaks ties: deterministic)
+    found.sort_by_key(|(seed, run)| (run.trace.len(), *seed));
+    let mut unconfirmed = Vec::new();
+    let mut candidates = found.into_iter();
+    for (seed, run) in candidates.by_ref().take(MAX_HUNT_CANDIDATES) {
+        if Instant::now() >= stop {
+            unconfirmed.push(seed);
+            break;
         }
         let Some(timeout_ms) = timeout_until(opts.smt_timeout_ms, confirm_by, Instant::now())
         else {
@@ -408,8 +432,14 @@ fn hunt_error(
         }
         return Ok((seed, counterexample(prog, run.trace, inputs, &replay)));
     }
+    unconfirmed.extend(candidates.map(|(seed, _)| seed));
+    unconfirmed.extend(dropped);
     Err(unconfirmed)
 }
+
+/// The error runs of a hunt that Z3 is asked to confirm, shortest first
+/// ([`hunt_error`]).
+const MAX_HUNT_CANDIDATES: usize = 8;
 
 /// Replays `path` with the inputs of Z3's `model` of its path formula.
 fn replay_model(
