@@ -505,21 +505,24 @@ mod tests {
     use super::*;
     use crate::frontend::{parse_file, FrontendOptions};
 
+    /// The program of the C source `src`.
+    fn program(src: &str) -> Program {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let f = dir.path().join("test.c");
+        std::fs::write(&f, src).unwrap_or_else(|e| panic!("{e}"));
+        parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn the_sampler_stops_at_its_deadline() {
         // regression (fuzzing): `verify --scg maximal --timeout 3` sampled a program with
         // an endless loop for 9 s before its time limit started
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let f = dir.path().join("endless.c");
-        std::fs::write(
-            &f,
+        let prog = program(
             "#include <stdlib.h>\nstruct node { struct node *next; };\n\
              int main(void) { struct node *h = 0; int i = 0;\n\
              do { struct node *n = malloc(sizeof *n); n->next = h; h = n; i++; } while (1);\n\
              return i; }\n",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let prog = parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        );
         let budget = SamplerConfig {
             state_budget: 50,
             threshold: SampleThreshold {
@@ -537,12 +540,6 @@ mod tests {
         let r = sample_program(&prog, &past);
         assert_eq!((r.states, r.budget_exhausted), (0, true));
     }
-}
-
-#[cfg(test)]
-mod focus_tests {
-    use super::*;
-    use crate::frontend::{parse_file, FrontendOptions};
 
     /// Regression: a program building a list of `struct a` and a list of `struct b` in
     /// one loop gave samples only deep in the list that grows faster (`b`), so the early
@@ -550,10 +547,7 @@ mod focus_tests {
     /// its two lists of two types: `struct el` stayed unclassified, refinement failed).
     #[test]
     fn a_focused_sampler_samples_the_type_the_first_deep_heaps_miss() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let f = dir.path().join("two.c");
-        std::fs::write(
-            &f,
+        let prog = program(
             "#include <stdlib.h>\nextern int __VERIFIER_nondet_int(void);\n\
              struct a { struct a *next; };\nstruct b { struct b *next; };\n\
              int main(void) { struct a *x = 0; struct b *y = 0;\n\
@@ -562,9 +556,7 @@ mod focus_tests {
                n = malloc(sizeof *n); n->next = y; y = n;\n\
                if (__VERIFIER_nondet_int()) { struct a *m = malloc(sizeof *m); m->next = x; x = m; }\n\
              }\n return 0; }\n",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let prog = parse_file(&f, &FrontendOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        );
         let id = |name: &str| {
             prog.structs
                 .iter()
