@@ -143,13 +143,19 @@ fn canonical_form_ignores_node_names() {
     assert_eq!(a.canonical(), b.canonical());
 }
 
+/// A two-cell list from `x`, without and with `y` pointing to its second cell.
+fn two_cells_without_and_with_y(c: &ShapeClass) -> (Structure, Structure) {
+    let mut f = list(2, 0);
+    let without_y = Structure::from_concrete(c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+    f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
+    let with_y = Structure::from_concrete(c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+    (without_y, with_y)
+}
+
 #[test]
 fn embedding_is_surjective() {
     let c = list_class();
-    let mut f = list(2, 0);
-    let without_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
-    f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
-    let with_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+    let (without_y, with_y) = two_cells_without_and_with_y(&c);
     assert!(!without_y.embeds_into(&with_y));
     assert!(!with_y.embeds_into(&without_y));
     let mut one = Structure::empty(&c);
@@ -160,10 +166,7 @@ fn embedding_is_surjective() {
 #[test]
 fn the_cached_signature_follows_mutations() {
     let c = list_class();
-    let mut f = list(2, 0);
-    let without_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
-    f.push(Fact::Unary(PredSym::with("pt", &["y"]), 1));
-    let mut with_y = Structure::from_concrete(&c, 2, &f).unwrap_or_else(|e| panic!("{e}"));
+    let (without_y, mut with_y) = two_cells_without_and_with_y(&c);
     // the signatures reject the embedding (pt[y] is true somewhere in one only) ...
     assert!(!without_y.embeds_into(&with_y));
     // ... and are recomputed after a change: with pt[y] unknown at node 1 it embeds
