@@ -334,7 +334,7 @@ const EARLY_HUNT_BUDGET: Duration = Duration::from_millis(500);
 /// all seeds ran or half the `budget` is spent; a run is cheap), then the error runs are
 /// confirmed shortest first ([`MAX_HUNT_CANDIDATES`] of them; within the budget when
 /// `confirm_in_budget`, else until shortly after the deadline): a path of 1,800 steps
-/// that Z3 cannot decide in its time no longer hides one of 200 that it decides at once
+/// that Z3 cannot decide in its time no longer hides one of 365 that it decides at once
 /// (real/kl_lol_bug). Used before the first ART ([`EARLY_HUNT_RUNS`]) and when the
 /// abstraction gives up, so that a bug a refinement cannot explain (data the domains do
 /// not track, a limit) is still reported. Without one, the seeds whose run reached the

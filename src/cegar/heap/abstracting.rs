@@ -7,6 +7,7 @@ use super::{own_ptr_fields, struct_name, HeapAbstraction, HeapState, PtrGroup, T
 use crate::art::{Art, ArtId};
 use crate::cfa::{Program, StructId};
 use crate::cpa::Cpa;
+use crate::explicit::sample::SamplerConfig;
 use crate::explicit::{classify, Classification, ExplicitState, SampleCollector, SampleThreshold};
 use crate::scg::{Lattice, Scg, TrackingDef};
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,6 +49,29 @@ pub(super) fn inner_threshold(th: SampleThreshold) -> SampleThreshold {
         samples: 10 * th.samples,
         ..th
     }
+}
+
+/// The classification of struct `s` among `found` (the program sampler's, run with
+/// `cfg`); when the first deep heaps showed no `s` (they may all be deep in another
+/// type: two lists of two types built in one loop), those of a sampler focused on `s`
+/// (at most [`EARLY_SAMPLE_BUDGET`] states: a type may never be built deep), added to
+/// `found`.
+fn classification_of<'a>(
+    prog: &Program,
+    cfg: &SamplerConfig,
+    found: &'a mut Vec<Classification>,
+    s: StructId,
+) -> Option<&'a Classification> {
+    if !found.iter().any(|c| c.strukt == s) {
+        let focused = SamplerConfig {
+            focus: Some(s),
+            state_budget: EARLY_SAMPLE_BUDGET.min(cfg.state_budget),
+            ..cfg.clone()
+        };
+        let own = crate::explicit::sample_program(prog, &focused);
+        found.extend(own.classifications.into_iter().filter(|c| c.strukt == s));
+    }
+    found.iter().find(|c| c.strukt == s)
 }
 
 impl HeapAbstraction {
@@ -129,21 +153,13 @@ impl HeapAbstraction {
         if pending.is_empty() {
             return Vec::new();
         }
-        let report = self.program_samples(prog, None);
+        let report = self.program_samples(prog);
+        let mut classifications = report.classifications;
+        let cfg = self.sampler_config();
         let mut out = Vec::new();
         for s in pending {
-            // The first deep heaps may all be of another type (two lists of two types
-            // built in one loop): then the sampler looks for heaps deep in this one.
-            let own;
-            let c = match report.classifications.iter().find(|c| c.strukt == s) {
-                Some(c) => c,
-                None => {
-                    own = self.program_samples(prog, Some(s));
-                    match own.classifications.iter().find(|c| c.strukt == s) {
-                        Some(c) => c,
-                        None => continue,
-                    }
-                }
+            let Some(c) = classification_of(prog, &cfg, &mut classifications, s) else {
+                continue;
             };
             self.abstractions += 1;
             if let Some(m) = self.abstract_type(prog, &lat, c) {
@@ -160,18 +176,17 @@ impl HeapAbstraction {
     /// budget ([`EARLY_SAMPLE_BUDGET`]) and the run's deadline: it runs on a failing
     /// refinement or a sampling threshold, often of a program whose nondeterministic
     /// data keeps structures shallow.
-    fn program_samples(
-        &self,
-        prog: &Program,
-        focus: Option<StructId>,
-    ) -> crate::explicit::SampleReport {
-        let cfg = crate::explicit::sample::SamplerConfig {
+    fn program_samples(&self, prog: &Program) -> crate::explicit::SampleReport {
+        crate::explicit::sample_program(prog, &self.sampler_config())
+    }
+
+    /// The configuration of [`Self::program_samples`].
+    fn sampler_config(&self) -> SamplerConfig {
+        SamplerConfig {
             state_budget: EARLY_SAMPLE_BUDGET,
             deadline: self.deadline.get(),
-            focus,
             ..Default::default()
-        };
-        crate::explicit::sample_program(prog, &cfg)
+        }
     }
 
     /// `--scg maximal`: classify every struct type on explicit samples of the program
@@ -179,28 +194,17 @@ impl HeapAbstraction {
     /// shape-track every pointer of the type with the finest of them.
     pub(super) fn start_maximal(&mut self, prog: &Program) {
         let Some(lat) = &self.lattice else { return };
-        let cfg = crate::explicit::sample::SamplerConfig {
+        let cfg = SamplerConfig {
             deadline: self.options.sample_deadline,
             ..Default::default()
         };
         let report = crate::explicit::sample_program(prog, &cfg);
-        let mut classifications = report.classifications.clone();
+        let mut classifications = report.classifications;
         if !report.budget_exhausted {
-            // recursive types the first deep heaps did not show: heaps deep in each
             for s in 0..prog.structs.len() {
-                if own_ptr_fields(prog, s).is_empty()
-                    || classifications.iter().any(|c| c.strukt == s)
-                {
-                    continue;
+                if !own_ptr_fields(prog, s).is_empty() {
+                    classification_of(prog, &cfg, &mut classifications, s);
                 }
-                // (a tenth of the budget: a type may never be built deep)
-                let cfg = crate::explicit::sample::SamplerConfig {
-                    focus: Some(s),
-                    state_budget: EARLY_SAMPLE_BUDGET,
-                    ..cfg.clone()
-                };
-                let own = crate::explicit::sample_program(prog, &cfg);
-                classifications.extend(own.classifications.into_iter().filter(|c| c.strukt == s));
             }
         }
         let mut chosen = Vec::new();
@@ -397,8 +401,7 @@ impl HeapAbstraction {
                 // the ART's samples hold only the fields its precision tracks (⊤
                 // elsewhere), which may break every invariant: the program sampler's
                 // concrete samples then tell the structure, as before the threshold
-                let report =
-                    program_samples.get_or_insert_with(|| self.program_samples(prog, None));
+                let report = program_samples.get_or_insert_with(|| self.program_samples(prog));
                 if let Some(d) = report
                     .classifications
                     .iter()
