@@ -195,6 +195,140 @@ fn nested_exists_guard(h: &Formula, v: &str, free: &[&str], fields: &BTreeSet<Pr
     }
 }
 
+/// Component locality: `f`'s value at a tuple of nodes of one connected component of
+/// a structure (nodes linked by a binary value that is not 0) depends on that
+/// component alone, for every binding of the variables in `scope` to its nodes. So
+/// the value is the same in the structure and in the component cut out of it, which
+/// is what the frame rule of [`super::transfer::post`] needs. A sufficient, syntactic
+/// test: no nullary predicate, and every quantified variable is either the outermost
+/// universal variable of a closed formula (an anchor: a universal over all nodes is
+/// the meet over the components) or tied to a variable in scope by a binary atom, an
+/// equality or a transitive closure of binary atoms ([`connects`]) in its guard: a
+/// conjunct of an existential, the premise of a universal.
+pub fn component_local(f: &Formula, scope: &[&str]) -> bool {
+    let within = |v: &str, g: &Formula| -> bool {
+        let mut inner: Vec<&str> = scope.to_vec();
+        inner.push(v);
+        component_local(g, &inner)
+    };
+    match f {
+        Formula::Const(_) | Formula::Eq(..) => true,
+        Formula::Pred(_, args) => !args.is_empty(),
+        Formula::Not(g) => component_local(g, scope),
+        Formula::And(gs) | Formula::Or(gs) => gs.iter().all(|g| component_local(g, scope)),
+        Formula::Implies(a, b) | Formula::Iff(a, b) => {
+            component_local(a, scope) && component_local(b, scope)
+        }
+        Formula::Exists(v, g) => scope.iter().any(|w| connects(g, v, w)) && within(v, g),
+        Formula::Forall(v, g) => {
+            let guard = match g.as_ref() {
+                Formula::Implies(a, _) => scope.iter().any(|w| connects(a, v, w)),
+                Formula::Or(hs) => hs.iter().any(
+                    |h| matches!(h, Formula::Not(a) if scope.iter().any(|w| connects(a, v, w))),
+                ),
+                _ => false,
+            };
+            (scope.is_empty() || guard) && within(v, g)
+        }
+        Formula::TC {
+            u,
+            w,
+            body,
+            from,
+            to,
+            ..
+        } => {
+            scope.contains(&from.as_str())
+                && scope.contains(&to.as_str())
+                && connects(body, u, w)
+                && component_local(body, &[u.as_str(), w.as_str()])
+        }
+    }
+}
+
+/// `f` can be other than 0 only where `u` and `w` lie in one connected component:
+/// they are linked by a chain of the pairs [`links`] finds in `f`.
+pub fn connects(f: &Formula, u: &str, w: &str) -> bool {
+    u == w || linked(&links(f), u, w)
+}
+
+/// Pairs of logical variables that lie in one connected component wherever `f` is
+/// not 0: the two arguments of a binary atom or an equality, the ends of a transitive
+/// closure whose body links its two variables; all pairs of the conjuncts of a
+/// conjunction, the pairs every disjunct of a disjunction links (by a chain), and
+/// those of an existential's body (its variable stands for some node of the chain).
+fn links(f: &Formula) -> Vec<(String, String)> {
+    match f {
+        Formula::Pred(_, args) if args.len() == 2 => vec![(args[0].clone(), args[1].clone())],
+        Formula::Eq(a, b) => vec![(a.clone(), b.clone())],
+        Formula::TC {
+            u,
+            w,
+            body,
+            from,
+            to,
+        } if linked(&links(body), u, w) => vec![(from.clone(), to.clone())],
+        Formula::And(gs) => gs.iter().flat_map(links).collect(),
+        // the bound variable is eliminated (an outer one of the same name is another)
+        Formula::Exists(x, g) => {
+            let inner = links(g);
+            closure_pairs(&[inner.as_slice()], |a| a != x)
+        }
+        Formula::Or(gs) if !gs.is_empty() => {
+            let each: Vec<Vec<(String, String)>> = gs.iter().map(links).collect();
+            let each: Vec<&[(String, String)]> = each.iter().map(Vec::as_slice).collect();
+            closure_pairs(&each, |_| true)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The pairs of variables (those `keep` accepts) that every one of `sets` links by a
+/// chain.
+fn closure_pairs(
+    sets: &[&[(String, String)]],
+    keep: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    let mut vars: Vec<&String> = sets
+        .iter()
+        .flat_map(|s| s.iter())
+        .flat_map(|(a, b)| [a, b])
+        .filter(|a| keep(a))
+        .collect();
+    vars.sort();
+    vars.dedup();
+    let mut out = Vec::new();
+    for (i, a) in vars.iter().enumerate() {
+        for b in &vars[i + 1..] {
+            if sets.iter().all(|l| linked(l, a, b)) {
+                out.push(((*a).clone(), (*b).clone()));
+            }
+        }
+    }
+    out
+}
+
+/// `u` and `w` are joined by a chain of `pairs`.
+fn linked(pairs: &[(String, String)], u: &str, w: &str) -> bool {
+    let mut reached: Vec<&str> = vec![u];
+    let mut i = 0;
+    while i < reached.len() {
+        let x = reached[i];
+        if x == w {
+            return true;
+        }
+        for (a, b) in pairs {
+            for (p, q) in [(a, b), (b, a)] {
+                if p == x && !reached.contains(&q.as_str()) {
+                    reached.push(q);
+                }
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
 /// A literal of a clause: an atom (predicate application or equality) and its sign.
 type Lit = (Formula, bool);
 

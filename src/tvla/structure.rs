@@ -90,6 +90,12 @@ pub struct Vocab {
     /// Unit-propagation rules `A vs. lhs -> literal` derived from clause-shaped
     /// constraints and instrumentation definitions (used by coerce).
     pub rules: Vec<Compiled>,
+    /// Whether every definition and constraint is local to a connected component
+    /// ([`super::analysis::component_local`]; binary definitions also link their two
+    /// nodes), with no nullary predicate and no counters: then a post may leave the
+    /// components its operation does not touch as they are (the frame rule,
+    /// `transfer::frame`).
+    pub frame_local: bool,
 }
 
 /// The unary index of `sm` in every vocabulary.
@@ -215,6 +221,7 @@ impl Vocab {
             fields: Vec::new(),
             constraints: Vec::new(),
             rules: Vec::new(),
+            frame_local: false,
         };
         v.index.insert(sm, (1, SM));
         let add = |v: &mut Vocab, p: &PredDef, core: bool| {
@@ -267,6 +274,15 @@ impl Vocab {
             .collect();
         let rules = coerce_rules(class);
         v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
+        v.frame_local = v.nullary.is_empty() && class.counters.is_empty() && {
+            use super::analysis::{component_local, connects};
+            let defs_local = class.instr.iter().all(|p| match (&p.def, p.arity) {
+                (Some(d), 1) => component_local(d, &["v"]),
+                (Some(d), 2) => connects(d, "v1", "v2") && component_local(d, &["v1", "v2"]),
+                _ => false,
+            });
+            defs_local && class.constraints.iter().all(|c| component_local(c, &[]))
+        };
         v
     }
 
@@ -823,6 +839,48 @@ impl Structure {
     /// [`Structure::with_identity_origins`], one entry per removed (single) cell.
     pub fn removed_origins(&self) -> &[u64] {
         &self.removed
+    }
+
+    /// The disjoint union of `self` and `other` (same vocabulary and nullary values):
+    /// `self`'s nodes, then `other`'s, with no binary value between the two parts
+    /// other than 0; coerced if both are. Not in canonical form. `None` when the
+    /// vocabularies or nullary values differ, or either tracks provenance.
+    pub fn disjoint_union(&self, other: &Structure) -> Option<Structure> {
+        if !Arc::ptr_eq(&self.voc, &other.voc)
+            || self.v0 != other.v0
+            || self.origin.is_some()
+            || other.origin.is_some()
+        {
+            return None;
+        }
+        let (a, b) = (self.n, other.n);
+        let n = a + b;
+        let nb = self.voc.binary.len();
+        let mut v1 = Vec::with_capacity(self.v1.len() + other.v1.len());
+        v1.extend_from_slice(&self.v1);
+        v1.extend_from_slice(&other.v1);
+        let mut v2 = vec![Kleene::False; nb * n * n];
+        for p in 0..nb {
+            for u in 0..a {
+                let row = p * n * n + u * n;
+                v2[row..row + a].copy_from_slice(&self.v2[p * a * a + u * a..][..a]);
+            }
+            for u in 0..b {
+                let row = p * n * n + (a + u) * n + a;
+                v2[row..row + b].copy_from_slice(&other.v2[p * b * b + u * b..][..b]);
+            }
+        }
+        Some(Structure {
+            voc: self.voc.clone(),
+            n,
+            v0: self.v0.clone(),
+            v1,
+            v2,
+            sig: Default::default(),
+            coerced: self.coerced && other.coerced,
+            origin: None,
+            removed: Vec::new(),
+        })
     }
 
     /// Removes node `u`.

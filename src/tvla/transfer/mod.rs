@@ -24,6 +24,7 @@ mod alloc;
 mod assign;
 mod assume;
 mod differencing;
+mod frame;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -125,7 +126,19 @@ pub fn post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> PostResult {
     // provenance only for counting classes (tvla::counts); their vocabularies, and so
     // their memo entries, are their own
     let r = if s.vocab().class.counters.is_empty() {
-        post_impl(s, op, true)
+        match frame::framed_post(s, class, op) {
+            Some(r) if frame::check_requested().is_some() => {
+                let full = post_impl(s, op, true);
+                if let (false, Some(file)) =
+                    (frame::same_result(&r, &full), frame::check_requested())
+                {
+                    frame::report_difference(file, s, op, &r, &full);
+                }
+                full
+            }
+            Some(r) => r,
+            None => post_impl(s, op, true),
+        }
     } else {
         post_impl(&s.with_identity_origins(), op, true)
     };
