@@ -396,3 +396,16 @@ fn flags_stored_as_comparisons_stay_zero_or_one() {
     // rules out both 0 and 1 on a cell is infeasible (was UNKNOWN: refinement failed)
     safe_and_bug("flags");
 }
+
+#[test]
+fn three_lists_of_one_type_switch_the_art_to_joined_regions() {
+    // statements act on one of three independent lists: most shape posts leave the
+    // other two out (the frame rule), so the run joins the shape regions per ART node
+    // instead of keeping one node per combination of the lists' shapes; the proof's
+    // certificate then names the joined CPA and checks
+    let f = data("three_lists_safe.c");
+    let out = assert_safe_with_checked_certificate(&f, &["-j", "1"]);
+    assert!(out.contains("shape regions joined per node"), "{out}");
+    let out = assert_safe_with_checked_certificate(&f, &["-j", "1", "--shape-split"]);
+    assert!(!out.contains("shape regions joined"), "{out}");
+}

@@ -65,10 +65,15 @@ pub struct VerifyArgs {
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
     pub domains: Domains,
-    /// Experiment: one joined region of shape structures per ART node instead of one
-    /// structure per node (the default before merging; slower with merging).
-    #[arg(long, help_heading = "Experiments")]
+    /// Experiment: one joined region of shape structures per ART node from the start
+    /// instead of one structure per node (by default a run switches to joined regions
+    /// when most shape posts touch one of several independent structures).
+    #[arg(long, help_heading = "Experiments", conflicts_with = "shape_split")]
     pub shape_joined: bool,
+    /// Experiment: one shape structure per ART node for the whole run (no switch to
+    /// joined regions).
+    #[arg(long, help_heading = "Experiments")]
+    pub shape_split: bool,
     /// Experiment: drop interpolant predicates over pointers the heap domains track
     /// (the shape domain alone decides their (dis)equalities).
     #[arg(long, help_heading = "Experiments")]
@@ -181,6 +186,7 @@ impl Default for VerifyArgs {
             scg: crate::scg::ScgMode::Refine,
             domains: Domains::Heap,
             shape_joined: false,
+            shape_split: false,
             no_heap_pointer_predicates: false,
             separate_mentioned_only: false,
             no_partial_join: false,
@@ -799,6 +805,7 @@ fn verify_program_cancellable(
     };
     let options = HeapOptions {
         shape_joined: args.shape_joined,
+        shape_split: args.shape_split,
         filter_heap_pointer_predicates: args.no_heap_pointer_predicates,
         separate_mentioned_only: args.separate_mentioned_only,
         no_partial_join: args.no_partial_join,

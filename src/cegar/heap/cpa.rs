@@ -133,6 +133,13 @@ impl HeapCpa {
     pub fn is_split(&self) -> bool {
         !self.shape.is_joined()
     }
+    /// From now on, one joined region per state (as [`HeapCpa::new`] without `split`);
+    /// the predicate abstraction keeps its caches. States built before remain sound
+    /// states of the same domain, but an ART must be rebuilt from its root for its
+    /// certificate to name one CPA.
+    pub fn join_regions(&mut self) {
+        self.shape = self.shape.clone().joined();
+    }
 }
 
 impl Cpa for HeapCpa {

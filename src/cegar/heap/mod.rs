@@ -72,6 +72,10 @@ pub struct HeapOptions {
     /// gdsl/bintree_rotate_left does not finish: merged regions only join within the
     /// names they already have and keep many fat structures per node).
     pub shape_joined: bool,
+    /// Keep one structure per ART node for the whole run: never switch to joined
+    /// regions when most posts touch one of several independent structures
+    /// ([`HeapAbstraction::join_regions_if_decomposed`]).
+    pub shape_split: bool,
     /// Drop interpolant predicates over pointers the heap domains already track
     /// (the shape domain then decides their (dis)equalities alone).
     pub filter_heap_pointer_predicates: bool,
@@ -183,6 +187,9 @@ pub struct HeapAbstraction {
     /// Shape-tracked types whose regions no longer use the partial join (a refinement
     /// failed with it).
     pub unjoined: BTreeSet<StructId>,
+    /// [`crate::tvla::transfer::frame_counts`] when the run started (the share of
+    /// framed posts is measured over the run).
+    pub frame_seen: (u64, u64),
     /// Shape-tracked types whose field equalities `f == k` that a range of Φ covers
     /// are abstraction predicates after all ([`cert::ClassRecipe::value_names`]): a
     /// refinement found that the path needs cells told apart by their values.
@@ -351,6 +358,7 @@ impl HeapAbstraction {
             scg_mode,
             types: BTreeMap::new(),
             unjoined: BTreeSet::new(),
+            frame_seen: crate::tvla::transfer::frame_counts(),
             value_named: BTreeSet::new(),
             first_scg: BTreeMap::new(),
             counters: BTreeMap::new(),

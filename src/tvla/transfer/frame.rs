@@ -146,7 +146,9 @@ fn glue(r: &Structure, frame: &Structure) -> Option<Structure> {
 /// it is memoised on its own: the same list walked beside many shapes of another
 /// costs one post per shape of the walked list.
 pub(super) fn framed_post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> Option<PostResult> {
+    COUNTS.with(|c| c.set((c.get().0 + 1, c.get().1)));
     let (local, frame) = split(s, op)?;
+    COUNTS.with(|c| c.set((c.get().0, c.get().1 + 1)));
     let Some(frame) = coerced_frame(&frame) else {
         // the rest represents no heap, nor does `s`
         return Some(PostResult::default());
@@ -164,10 +166,21 @@ pub(super) fn framed_post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> Opti
 }
 
 thread_local! {
+    /// Posts of structures of frame-local vocabularies computed on this thread (memo
+    /// misses), and how many of them left a frame out: [`frame_counts`].
+    static COUNTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
     /// Coerced and abstracted frames: the same untouched components come with many
     /// touched ones.
     static FRAME_MEMO: RefCell<TwoGenerations<(usize, Structure), Option<Structure>>> =
         RefCell::new(TwoGenerations::new(FRAME_MEMO_CAP));
+}
+
+/// How many posts of frame-local structures this thread computed so far, and how
+/// many of those touched only part of the structure: a high share means statements
+/// keep acting on one of several independent structures (what the heap CPA's
+/// [`crate::cegar::heap::HeapAbstraction`] uses to join shape regions).
+pub fn frame_counts() -> (u64, u64) {
+    COUNTS.with(|c| c.get())
 }
 
 /// Entries of each generation of the frame memo.

@@ -30,6 +30,7 @@ mod store;
 mod tests;
 mod update;
 
+pub use frame::frame_counts;
 use store::set_unary;
 
 use super::class::ShapeClass;
