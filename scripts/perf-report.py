@@ -58,7 +58,11 @@ def table(results, ref):
         expected = {True: "true", False: "false"}.get(t.get("expected"), "")
         ours = f"{t['seconds']:.2f}"
         if r:
-            ratio = f"{r[1] / t['seconds']:.0f}x faster" if t["result"] == "correct" and t["seconds"] > 0 else "-"
+            ratio = "-"
+            if t["result"] == "correct" and t["seconds"] > 0:
+                # a task slower than the reference read "0x faster" before
+                q = r[1] / t["seconds"]
+                ratio = f"{q:.0f}x faster" if q >= 1 else f"{1 / q:.0f}x slower"
             out.append(f"| {name} | {expected} | {t['got']} | {ours} | {r[0]} | {r[1]:g} | {ratio} |")
         else:
             out.append(f"| {name} | {expected} | {t['got']} | {ours} | | | |")
