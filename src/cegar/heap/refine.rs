@@ -1074,7 +1074,9 @@ impl HeapAbstraction {
     /// stays. Never under `--shape-joined` (already joined) or `--shape-split`.
     pub(super) fn join_regions_if_decomposed(&mut self) -> Option<Refinement> {
         let now = crate::tvla::transfer::frame_counts();
-        let (tried, framed) = (now.0 - self.frame_seen.0, now.1 - self.frame_seen.1);
+        // the counts are per thread: saturating, should the run have moved threads
+        let tried = now.0.saturating_sub(self.frame_seen.0);
+        let framed = now.1.saturating_sub(self.frame_seen.1);
         tracing::debug!("{framed} of {tried} shape posts left a frame out");
         if !self.cpa.is_split()
             || self.options.shape_split
