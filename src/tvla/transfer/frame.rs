@@ -166,8 +166,9 @@ pub(super) fn framed_post(s: &Structure, class: &ShapeClass, op: &PtrOp) -> Opti
 }
 
 thread_local! {
-    /// Posts of structures of frame-local vocabularies computed on this thread (memo
-    /// misses), and how many of them left a frame out: [`frame_counts`].
+    /// Posts computed on this thread for classes without counters (memo misses, of
+    /// any vocabulary: a class that is not frame-local counts as never framed), and
+    /// how many of them left a frame out: [`frame_counts`].
     static COUNTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
     /// Coerced and abstracted frames: the same untouched components come with many
     /// touched ones.
@@ -175,7 +176,7 @@ thread_local! {
         RefCell::new(TwoGenerations::new(FRAME_MEMO_CAP));
 }
 
-/// How many posts of frame-local structures this thread computed so far, and how
+/// How many posts this thread computed so far for classes without counters, and how
 /// many of those touched only part of the structure: a high share means statements
 /// keep acting on one of several independent structures (what the heap CPA's
 /// [`crate::cegar::heap::HeapAbstraction`] uses to join shape regions).
