@@ -445,21 +445,22 @@ pub struct PredAbs {
     cache: RefCell<FxHashMap<CacheKey, Option<Cube>>>,
     stats: RefCell<PostStats>,
     deadline: Cell<Option<Instant>>,
-    /// One solver for all posts, with its timeout: a fresh solver per post paid for
-    /// Z3's parameter validation (`set_params`) each time. Each post runs inside a
-    /// `push`/`pop` scope ([`ScopedSolver`]), so no assertion outlives its post.
-    pooled: RefCell<Option<(z3::Solver, u32)>>,
+    /// One solver for all posts: a fresh solver per post paid for Z3's parameter
+    /// validation (`set_params`) each time. Each post runs inside a `push`/`pop` scope
+    /// ([`ScopedSolver`]), so no assertion outlives its post; each check has its own
+    /// limit ([`PredAbs::check`]).
+    pooled: RefCell<Option<z3::Solver>>,
 }
 
 /// The pooled solver of a [`PredAbs`] inside one `push`; `pop` on drop.
-struct ScopedSolver<'a>(std::cell::RefMut<'a, Option<(z3::Solver, u32)>>);
+struct ScopedSolver<'a>(std::cell::RefMut<'a, Option<z3::Solver>>);
 
 impl std::ops::Deref for ScopedSolver<'_> {
     type Target = z3::Solver;
     fn deref(&self) -> &z3::Solver {
         // constructed only with `Some` (see `PredAbs::solver`)
         match &*self.0 {
-            Some((s, _)) => s,
+            Some(s) => s,
             None => unreachable!("a ScopedSolver holds a solver"),
         }
     }
@@ -467,7 +468,7 @@ impl std::ops::Deref for ScopedSolver<'_> {
 
 impl Drop for ScopedSolver<'_> {
     fn drop(&mut self) {
-        if let Some((s, _)) = &*self.0 {
+        if let Some(s) = &*self.0 {
             s.pop(1);
         }
     }
@@ -493,47 +494,28 @@ impl PredAbs {
         self.deadline.set(deadline);
     }
 
-    /// The pooled solver, in a fresh `push` scope, with a timeout of at most the
-    /// per-query timeout and the time left before the deadline: the pooled one is kept
-    /// while its timeout is within that bound and at least half of it (a shorter one
-    /// only decides less, which is sound), else replaced. A replacement bounded by the
-    /// deadline gets half the time left, so that it lasts until half of that has
-    /// passed: a timeout of exactly the time left was outgrown by the next query, and
-    /// every query of a run's last 10 s paid for a new solver (measured: 20x slower
-    /// refinements, most of the time in Z3's parameter validation).
+    /// The pooled solver, in a fresh `push` scope.
     fn solver(&self) -> ScopedSolver<'_> {
-        let mut ms = self.timeout_ms;
-        let mut by_deadline = false;
-        if let Some(d) = self.deadline.get() {
-            let left = d.saturating_duration_since(Instant::now()).as_millis() as u32;
-            if ms == 0 || left < ms {
-                ms = left.max(1);
-                by_deadline = true;
-            }
-        }
         let mut pooled = self.pooled.borrow_mut();
-        let keep = matches!(&*pooled, Some((_, set)) if *set == ms || (ms > 0 && *set > 0 && *set <= ms && *set >= ms / 2));
-        if !keep {
-            if by_deadline {
-                ms = (ms / 2).max(1);
-            }
-            let s = z3::Solver::new();
-            if ms > 0 {
-                let mut p = z3::Params::new();
-                p.set_u32("timeout", ms);
-                s.set_params(&p);
-            }
-            *pooled = Some((s, ms));
-        }
-        if let Some((s, _)) = &*pooled {
-            s.push();
-        }
+        pooled.get_or_insert_with(z3::Solver::new).push();
         ScopedSolver(pooled)
     }
 
+    /// A check limited to the per-query timeout and the time left before the deadline
+    /// (at least 1 ms: a query past the deadline decides next to nothing, which is
+    /// sound), through [`crate::smt::limit`] (Z3's own `timeout` costs a thread hand-off
+    /// per check).
     fn check(&self, s: &z3::Solver) -> SatResult {
+        let mut ms = self.timeout_ms;
+        if let Some(d) = self.deadline.get() {
+            let left = d.saturating_duration_since(Instant::now()).as_millis();
+            let left = u32::try_from(left).unwrap_or(u32::MAX).max(1);
+            if ms == 0 || left < ms {
+                ms = left;
+            }
+        }
         let t = Instant::now();
-        let r = s.check();
+        let r = crate::smt::limit::limited(ms, || s.check());
         let mut st = self.stats.borrow_mut();
         st.z3_queries += 1;
         st.z3_time += t.elapsed();

@@ -96,20 +96,17 @@ pub struct Constraint {
 /// many ART nodes.
 const MEMO_CAP: usize = 1 << 14;
 
+/// Milliseconds per satisfiability check (unknown then counts as satisfiable).
+const CHECK_MS: u32 = 2000;
+
 type MemoKey = (Affine, Vec<bool>, i128, Vec<Vec<Constraint>>);
 
 thread_local! {
     static MEMO: RefCell<FxHashMap<MemoKey, bool>> = RefCell::new(FxHashMap::default());
     /// One solver per thread (Z3's context is per thread), each check inside a
     /// `push`/`pop`: a fresh solver per check paid for Z3's parameter validation
-    /// (`set_params`) every time.
-    static SOLVER: Solver = {
-        let solver = Solver::new();
-        let mut p = z3::Params::new();
-        p.set_u32("timeout", 2000);
-        solver.set_params(&p);
-        solver
-    };
+    /// (`set_params`) every time. Each check has at most [`CHECK_MS`].
+    static SOLVER: Solver = Solver::new();
 }
 
 /// Is there an integer point of `a` (counters, then the nodes of `s`) with every node
@@ -230,7 +227,7 @@ fn decide(
             .collect();
         solver.assert(z3::ast::Bool::or(&alts));
     }
-    solver.check() != SatResult::Unsat
+    crate::smt::limit::limited(CHECK_MS, || solver.check()) != SatResult::Unsat
 }
 
 /// May the linear form `e` leave the counter range in some point of `a`?

@@ -3,13 +3,14 @@
 //! core over the steps' guards.
 
 use super::encode::{encode_path, GuardKind, InputKind, PathEncoding};
+use super::limit::TimedSolver;
 use super::SmtError;
 use crate::cfa::{Inputs, Program, Step, VarId};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool};
-use z3::{Params, SatResult, Solver};
+use z3::{SatResult, Solver};
 
 /// Solver options.
 #[derive(Clone, Debug)]
@@ -159,22 +160,16 @@ pub fn check_path_with(
 /// cost about 10 ms per `check` even for trivial formulas; but its simple array theory
 /// answers `unknown` ("incomplete (theory array)") on some formulas with constant arrays,
 /// so every caller retries an `unknown` with [`new_full_solver`].
-pub(crate) fn new_solver(opts: &SmtOptions) -> Solver {
-    with_timeout(Solver::new_for_logic("QF_AUFLIA").unwrap_or_default(), opts)
+pub(crate) fn new_solver(opts: &SmtOptions) -> TimedSolver {
+    TimedSolver::new(
+        Solver::new_for_logic("QF_AUFLIA").unwrap_or_default(),
+        opts.timeout_ms,
+    )
 }
 
 /// Z3's default solver (complete array theory, slower start-up).
-pub(crate) fn new_full_solver(opts: &SmtOptions) -> Solver {
-    with_timeout(Solver::new(), opts)
-}
-
-fn with_timeout(s: Solver, opts: &SmtOptions) -> Solver {
-    if opts.timeout_ms > 0 {
-        let mut p = Params::new();
-        p.set_u32("timeout", opts.timeout_ms);
-        s.set_params(&p);
-    }
-    s
+pub(crate) fn new_full_solver(opts: &SmtOptions) -> TimedSolver {
+    TimedSolver::new(Solver::new(), opts.timeout_ms)
 }
 
 /// Solves an encoded path (the fast solver first, the full one if it answers `unknown`,
@@ -203,7 +198,7 @@ pub(crate) fn solve(enc: &PathEncoding, opts: &SmtOptions) -> Result<Feasibility
 fn solve_with(
     enc: &PathEncoding,
     opts: &SmtOptions,
-    solver: Solver,
+    mut solver: TimedSolver,
 ) -> Result<Feasibility, SmtError> {
     let mut lits: Vec<Bool> = Vec::new();
     let mut lit_of: FxHashMap<String, CoreGuard> = FxHashMap::default();
@@ -286,9 +281,7 @@ fn solve_with(
                 // Deletion-based, with a short per-query timeout: a query that times out
                 // keeps its literal (the core stays a core, just not minimal).
                 let started = std::time::Instant::now();
-                let mut p = Params::new();
-                p.set_u32("timeout", opts.minimize_query_ms.max(1));
-                solver.set_params(&p);
+                solver.set_limit_ms(opts.minimize_query_ms.max(1));
                 let mut i = 0;
                 while i < core.len() {
                     if started.elapsed().as_millis() as u64 > opts.minimize_budget_ms {

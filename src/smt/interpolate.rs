@@ -468,7 +468,7 @@ fn prune_bounds(t: &Dynamic, memo: &mut FxHashMap<Dynamic, Dynamic>) -> Dynamic 
 struct FutureCtx<'a, 'b> {
     values: &'b mut DefValues<'a>,
     /// The sliced prefix `A_1 .. A_pos` in a solver, built on the first query.
-    prefix: Option<z3::Solver>,
+    prefix: Option<super::limit::TimedSolver>,
     enc: &'a PathEncoding,
     keep: &'b FxHashSet<(usize, usize)>,
     pos: usize,

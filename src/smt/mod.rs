@@ -82,6 +82,7 @@ pub mod atoms;
 pub mod encode;
 pub mod feasibility;
 pub mod interpolate;
+pub mod limit;
 pub mod term;
 
 pub use atoms::{Atom, FieldAssertion, Operand, PositionAtoms, Rel};
