@@ -259,6 +259,29 @@ fn a_decided_portfolio_waits_for_its_other_thread() {
 }
 
 #[test]
+fn two_jobs_run_the_promoted_program_lazily_then_with_value_names_on_one_thread() {
+    // three busy threads on two cores ran each at two thirds of its speed
+    // (`seeds/two_queues` 26.5 s against 14.3 s): with `--jobs 2` the two runs of the
+    // promoted program share a thread, lazily first
+    let f = real("q_stailq_queue.c");
+    let out = assert_safe_with_checked_certificate(&f, &["--jobs", "2", "--malloc-never-fails"]);
+    assert!(
+        out.contains("the promoted program lazily, then with value names, on one thread"),
+        "{out}"
+    );
+    assert!(out.contains("(lazy value names)"), "{out}");
+    let (code, out) = shapemc(&[
+        "verify",
+        "--jobs",
+        "3",
+        "--malloc-never-fails",
+        f.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("on one thread"), "{out}");
+}
+
+#[test]
 fn a_kernel_style_intrusive_list_is_lowered_through_its_container() {
     // `&j->link` is `j`, `container_of(p, struct job, link)` is `p` and the list head
     // is a `struct job` object of its own (see `frontend::intrusive`); the bug's

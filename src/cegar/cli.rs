@@ -131,7 +131,8 @@ pub struct VerifyArgs {
     /// and a program `--promote` can rewrite, the program as written and the promoted
     /// program are analysed at once (a portfolio): the first usable verdict wins and
     /// stops the other (a proof of either; a counterexample only of the program as
-    /// written). With 1, `--promote` schedules the two one after the other.
+    /// written). No more threads are busy than N. With 1, `--promote` schedules the
+    /// two one after the other.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// The property to check: `unreach-call` (default: no call of reach_error()),
@@ -328,7 +329,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     );
     let note = format!("promoted: {}", what.join(", "));
     if jobs >= 2 {
-        return Ok(verify_portfolio(&prog, promoted, args, budget, note));
+        return Ok(verify_portfolio(&prog, promoted, args, budget, note, jobs));
     }
     let mut log = Vec::new();
     // Auto: a verdict of the first, short run stands; an UNKNOWN other than its time
@@ -525,18 +526,8 @@ fn spawn_side(
     let tx = tx.clone();
     let mut args = args.clone();
     let parent = tracing::Span::current();
-    let (name, variant) = match side {
-        Side::AsWritten => ("as-written", ProgramVariant::AsWritten),
-        Side::AsWrittenLazy => {
-            args.lazy_value_names = true;
-            ("as-written-lazy", ProgramVariant::AsWritten)
-        }
-        Side::Promoted => ("promoted", ProgramVariant::Promoted),
-        Side::PromotedLazy => {
-            args.lazy_value_names = true;
-            ("promoted-lazy", ProgramVariant::Promoted)
-        }
-    };
+    let (name, variant, lazy) = side_setup(side);
+    args.lazy_value_names |= lazy;
     let spawned = std::thread::Builder::new()
         .name(format!("verify-{name}"))
         .spawn(move || {
@@ -548,6 +539,68 @@ fn spawn_side(
         });
     if let Err(e) = spawned {
         tracing::warn!("cannot start the {name} analysis thread: {e}");
+    }
+}
+
+/// [`spawn_side`] for several sides one after the other on one thread: each `(side,
+/// share)` runs with `share` of the time left of `budget` and sends its report; the
+/// sequence stops after a SAFE verdict or once `cancel` is set.
+fn spawn_sequence(
+    tx: &crossbeam::channel::Sender<(Side, VerifyReport)>,
+    steps: &[(Side, f64)],
+    prog: crate::cfa::Program,
+    args: &VerifyArgs,
+    budget: Option<f64>,
+    explicit: Vec<crate::cfa::VarId>,
+    cancel: crate::art::Cancel,
+) {
+    let tx = tx.clone();
+    let args = args.clone();
+    let steps = steps.to_vec();
+    let parent = tracing::Span::current();
+    let spawned = std::thread::Builder::new()
+        .name("verify-sequence".into())
+        .spawn(move || {
+            let started = std::time::Instant::now();
+            for (side, share) in steps {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                let (name, variant, lazy) = side_setup(side);
+                let _span =
+                    tracing::info_span!(parent: &parent, "portfolio", side = name).entered();
+                let args = VerifyArgs {
+                    lazy_value_names: args.lazy_value_names || lazy,
+                    ..args.clone()
+                };
+                let left = budget.map(|t| (t - started.elapsed().as_secs_f64()) * share);
+                let rep = verify_program_cancellable(
+                    &prog,
+                    &args,
+                    left,
+                    &explicit,
+                    variant,
+                    Some(cancel.clone()),
+                );
+                let safe = rep.verdict == Verdict::Safe;
+                // the receiver may be gone (another side decided): nothing to do then
+                if tx.send((side, rep)).is_err() || safe {
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the analysis thread of a sequence: {e}");
+    }
+}
+
+/// The thread name, the program variant and whether value names are lazy, of `side`.
+fn side_setup(side: Side) -> (&'static str, ProgramVariant, bool) {
+    match side {
+        Side::AsWritten => ("as-written", ProgramVariant::AsWritten, false),
+        Side::AsWrittenLazy => ("as-written-lazy", ProgramVariant::AsWritten, true),
+        Side::Promoted => ("promoted", ProgramVariant::Promoted, false),
+        Side::PromotedLazy => ("promoted-lazy", ProgramVariant::Promoted, true),
     }
 }
 
@@ -586,7 +639,9 @@ enum Side {
 /// (`--jobs` ≥ 2): a proof of either or a counterexample (or any verdict but a time
 /// limit) of the program as written ends the portfolio and cancels the other thread
 /// ([`crate::art::Cancel`]); a non-proof of the promoted program waits for the other.
-/// The verdict does not depend on which thread finishes first, only the report's
+/// The promoted program's two runs (lazy value names and not) get threads of their own
+/// with `jobs` ≥ 3 and share one ([`spawn_sequence`]) with 2, so that no more threads
+/// are busy than `jobs`. The verdict does not depend on which thread finishes first, only the report's
 /// statistics do (a program both prove SAFE reports the first proof).
 fn verify_portfolio(
     prog: &crate::cfa::Program,
@@ -594,6 +649,7 @@ fn verify_portfolio(
     args: &VerifyArgs,
     budget: Option<f64>,
     note: String,
+    jobs: usize,
 ) -> VerifyReport {
     let started = std::time::Instant::now();
     let (tx, rx) = crossbeam::channel::bounded::<(Side, VerifyReport)>(3);
@@ -613,24 +669,45 @@ fn verify_portfolio(
     // from the start: neither is coarser, and which one proves a program depends on
     // the route its refinements take (benchmarks/README.md, session 25)
     let lazy = !args.lazy_value_names && has_int_fields(&promoted.program);
-    if lazy {
+    if lazy && jobs < 3 {
+        // two cores: one thread for the program as written, one for the promoted
+        // program as one thread does it (lazily for a third of the time, then with
+        // value names); three threads on two cores slowed each to two thirds
+        // (`seeds/two_queues`: 13.1 s on one thread, 22-26 s as a third thread)
+        spawn_sequence(
+            &tx,
+            &[(Side::PromotedLazy, 1.0 / 3.0), (Side::Promoted, 1.0)],
+            promoted.program,
+            args,
+            budget,
+            promoted.finite_vars,
+            cancel[1].clone(),
+        );
+    } else {
+        if lazy {
+            spawn(
+                Side::PromotedLazy,
+                promoted.program.clone(),
+                promoted.finite_vars.clone(),
+                cancel[2].clone(),
+            );
+        }
         spawn(
-            Side::PromotedLazy,
-            promoted.program.clone(),
-            promoted.finite_vars.clone(),
-            cancel[2].clone(),
+            Side::Promoted,
+            promoted.program,
+            promoted.finite_vars,
+            cancel[1].clone(),
         );
     }
-    spawn(
-        Side::Promoted,
-        promoted.program,
-        promoted.finite_vars,
-        cancel[1].clone(),
-    );
     drop(tx);
     let mut log = vec![format!(
         "portfolio: the program as written and the promoted one at once ({note})"
     )];
+    if lazy && jobs < 3 {
+        log.push(
+            "portfolio: the promoted program lazily, then with value names, on one thread".into(),
+        );
+    }
     let mut as_written: Option<VerifyReport> = None;
     let mut promoted_line: Option<String> = None;
     let mut promoted_left = if lazy { 2 } else { 1 };
