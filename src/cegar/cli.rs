@@ -523,28 +523,12 @@ fn spawn_side(
     explicit: Vec<crate::cfa::VarId>,
     cancel: crate::art::Cancel,
 ) {
-    let tx = tx.clone();
-    let mut args = args.clone();
-    let parent = tracing::Span::current();
-    let (name, variant, lazy) = side_setup(side);
-    args.lazy_value_names |= lazy;
-    let spawned = std::thread::Builder::new()
-        .name(format!("verify-{name}"))
-        .spawn(move || {
-            let _span = tracing::info_span!(parent: &parent, "portfolio", side = name).entered();
-            let rep =
-                verify_program_cancellable(&prog, &args, budget, &explicit, variant, Some(cancel));
-            // the receiver may be gone (the other side decided): nothing to do then
-            let _ = tx.send((side, rep));
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start the {name} analysis thread: {e}");
-    }
+    spawn_sequence(tx, &[(side, 1.0)], prog, args, budget, explicit, cancel);
 }
 
-/// [`spawn_side`] for several sides one after the other on one thread: each `(side,
-/// share)` runs with `share` of the time left of `budget` and sends its report; the
-/// sequence stops after a SAFE verdict or once `cancel` is set.
+/// [`spawn_side`] for several sides one after the other on one thread (named after the
+/// first): each `(side, share)` runs with `share` of the time left of `budget` and sends
+/// its report; the sequence stops after a SAFE verdict or once `cancel` is set.
 fn spawn_sequence(
     tx: &crossbeam::channel::Sender<(Side, VerifyReport)>,
     steps: &[(Side, f64)],
@@ -558,8 +542,11 @@ fn spawn_sequence(
     let args = args.clone();
     let steps = steps.to_vec();
     let parent = tracing::Span::current();
+    let first = steps
+        .first()
+        .map_or("none", |&(side, _)| side_setup(side).0);
     let spawned = std::thread::Builder::new()
-        .name("verify-sequence".into())
+        .name(format!("verify-{first}"))
         .spawn(move || {
             let started = std::time::Instant::now();
             for (side, share) in steps {
@@ -590,7 +577,7 @@ fn spawn_sequence(
             }
         });
     if let Err(e) = spawned {
-        tracing::warn!("cannot start the analysis thread of a sequence: {e}");
+        tracing::warn!("cannot start the {first} analysis thread: {e}");
     }
 }
 
