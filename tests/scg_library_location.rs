@@ -28,7 +28,19 @@ fn run(exe: &Path, cwd: &Path, args: &[&str], lib: Option<&str>) -> (i32, String
     if let Some(l) = lib {
         cmd.env("SHAPEMC_SCG_LIBRARY", l);
     }
-    let out = cmd.output().expect("runs");
+    // a freshly copied executable can be "busy" for a moment: another test thread that
+    // forks meanwhile holds the copy's write descriptor until its child `exec`s (Linux
+    // ETXTBSY; it failed a `scripts/test` run once)
+    let mut tries = 0;
+    let out = loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            r => break r.expect("runs"),
+        }
+    };
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
