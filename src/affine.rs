@@ -58,7 +58,22 @@ impl TryFrom<AffineRepr> for Affine {
 }
 
 fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    let (a, b) = (a.unsigned_abs(), b.unsigned_abs());
+    // the entries are nearly always 0 or ±1, and 128-bit division is a library call
+    // (`__divti3`/`__udivti3`: a third of a counting run's time went there)
+    if a == 0 || b == 0 {
+        return (a | b) as i128;
+    }
+    if a == 1 || b == 1 {
+        return 1;
+    }
+    if let (Ok(mut x), Ok(mut y)) = (u64::try_from(a), u64::try_from(b)) {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        return x as i128;
+    }
+    let (mut a, mut b) = (a, b);
     while b != 0 {
         (a, b) = (b, a % b);
     }
@@ -68,10 +83,23 @@ fn gcd(a: i128, b: i128) -> i128 {
 /// Divides by the gcd and makes the first non-zero entry positive; `None` for a zero row.
 fn normalize(row: &mut [i128]) -> Option<()> {
     let first = row.iter().position(|&x| x != 0)?;
-    let g = row.iter().fold(0, |g, &x| gcd(g, x));
-    let sign = if row[first] < 0 { -1 } else { 1 };
-    for x in row.iter_mut() {
-        *x = *x / g * sign;
+    let mut g = 0;
+    for &x in row.iter() {
+        g = gcd(g, x);
+        if g == 1 {
+            break;
+        }
+    }
+    let negative = row[first] < 0;
+    match (g, negative) {
+        (1, false) => {}
+        (1, true) => row.iter_mut().for_each(|x| *x = -*x),
+        _ => {
+            let sign = if negative { -1 } else { 1 };
+            for x in row.iter_mut() {
+                *x = *x / g * sign;
+            }
+        }
     }
     Some(())
 }
@@ -80,7 +108,15 @@ fn normalize(row: &mut [i128]) -> Option<()> {
 fn combine(r: &[i128], a: i128, s: &[i128], b: i128) -> Option<Vec<i128>> {
     r.iter()
         .zip(s)
-        .map(|(&x, &y)| x.checked_mul(a)?.checked_sub(y.checked_mul(b)?))
+        .map(|(&x, &y)| {
+            let ax = if a == 1 { x } else { x.checked_mul(a)? };
+            let by = match (y, b) {
+                (0, _) => 0,
+                (_, 1) => y,
+                _ => y.checked_mul(b)?,
+            };
+            ax.checked_sub(by)
+        })
         .collect()
 }
 
@@ -90,7 +126,12 @@ fn eliminate(row: &[i128], piv: &[i128], col: usize) -> Option<Vec<i128>> {
         return Some(row.to_vec());
     }
     let g = gcd(row[col], piv[col]);
-    let mut r = combine(row, piv[col] / g, piv, row[col] / g)?;
+    let (a, b) = if g == 1 {
+        (piv[col], row[col])
+    } else {
+        (piv[col] / g, row[col] / g)
+    };
+    let mut r = combine(row, a, piv, b)?;
     if normalize(&mut r).is_none() {
         r.iter_mut().for_each(|x| *x = 0);
     }
@@ -249,6 +290,34 @@ impl Affine {
     /// unknowns no old one maps to are unconstrained.
     pub fn remap(&self, map: &[Option<usize>], dims: usize) -> Affine {
         assert_eq!(map.len(), self.dims, "affine: remap of the wrong width");
+        if let Some(to) = self.monotone_targets(map) {
+            // order-preserving: the rows stay in reduced row-echelon form as they are
+            if self.bottom {
+                return Affine::bottom(dims);
+            }
+            let rows = self
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut nr = vec![0i128; dims + 1];
+                    for (j, &t) in to.iter().enumerate() {
+                        nr[t] = r[j];
+                    }
+                    nr[dims] = r[self.dims];
+                    nr
+                })
+                .collect();
+            return Affine {
+                dims,
+                rows,
+                bottom: false,
+            };
+        }
+        self.remap_by_projection(map, dims)
+    }
+
+    /// [`Affine::remap`] for any map: project, then insert the moved rows.
+    fn remap_by_projection(&self, map: &[Option<usize>], dims: usize) -> Affine {
         let gone: Vec<usize> = (0..self.dims).filter(|&i| map[i].is_none()).collect();
         let p = self.project_out(&gone);
         if p.bottom {
@@ -265,6 +334,13 @@ impl Affine {
             out.insert(nr);
         }
         out
+    }
+
+    /// `map`'s targets when every unknown is kept and their order is too (strictly
+    /// increasing targets), else `None`.
+    fn monotone_targets(&self, map: &[Option<usize>]) -> Option<Vec<usize>> {
+        let to: Vec<usize> = map.iter().copied().collect::<Option<_>>()?;
+        to.windows(2).all(|w| w[0] < w[1]).then_some(to)
     }
 
     /// Appends `k` unconstrained unknowns.
@@ -470,6 +546,19 @@ mod tests {
         }
 
         #[test]
+        fn order_preserving_remaps_and_extensions_equal_the_general_remap(a in arb_affine(3), k in 0usize..3, gap in 0usize..2) {
+            // extend: k new unknowns at the end
+            let map: Vec<Option<usize>> = (0..3).map(Some).collect();
+            prop_assert_eq!(a.extend(k), a.remap_by_projection(&map, 3 + k));
+            // increasing targets with a gap before the last unknown
+            let map = vec![Some(0), Some(1), Some(2 + gap)];
+            prop_assert_eq!(a.remap(&map, 3 + gap), a.remap_by_projection(&map, 3 + gap));
+            // a permutation takes the general path and still agrees with it
+            let map = vec![Some(2), Some(0), Some(1)];
+            prop_assert_eq!(a.remap(&map, 3), a.remap_by_projection(&map, 3));
+        }
+
+        #[test]
         fn points_of_a_space_stay_in_its_images(x in prop::collection::vec(-5i128..=5, 3), c in prop::collection::vec(-3i128..=3, 3)) {
             // the space of exactly one point x: its assignment image holds x's image
             let mut a = Affine::top(3);
@@ -483,6 +572,22 @@ mod tests {
             prop_assert_eq!(b.value_of(2).map(|(n, d)| n / d), Some(v));
             prop_assert_eq!(b.value_of(0).map(|(n, d)| n / d), Some(x[0]));
         }
+    }
+
+    #[test]
+    fn gcd_takes_every_shortcut_and_the_long_way_alike() {
+        assert_eq!(gcd(0, 0), 0);
+        assert_eq!(gcd(0, -7), 7);
+        assert_eq!(gcd(-6, 4), 2);
+        assert_eq!(gcd(1, -9), 1);
+        assert_eq!(gcd(1 << 70, 3 << 65), 1 << 65);
+        assert_eq!(gcd(-(1 << 64), 6), 2);
+        let mut r = vec![-(1i128 << 66), 1 << 65, 0];
+        normalize(&mut r).unwrap();
+        assert_eq!(r, vec![2, -1, 0]);
+        let mut r = vec![0, -1, 3];
+        normalize(&mut r).unwrap();
+        assert_eq!(r, vec![0, 1, -3]);
     }
 
     #[test]

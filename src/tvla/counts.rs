@@ -68,7 +68,6 @@ pub fn contradicts_nonempty_nodes(a: &Affine, nv: usize) -> bool {
 /// only the relations between counters.
 pub fn after_post(a: &Affine, nv: usize, pre_n: usize, post: &Structure) -> Affine {
     let m = post.len();
-    let dims = nv + pre_n + m;
     let known = pre_n < 63
         && a.dims() == nv + pre_n
         && post.origins().len() == m
@@ -76,6 +75,18 @@ pub fn after_post(a: &Affine, nv: usize, pre_n: usize, post: &Structure) -> Affi
     if !known {
         return counters_only(a, nv, pre_n, post);
     }
+    if let Some(h) = renaming(post, pre_n) {
+        // every output node holds the cells of exactly one input node and vice versa
+        return structural(&rename(a, nv, &h), nv, post);
+    }
+    after_post_by_components(a, nv, pre_n, post)
+}
+
+/// [`after_post`] for known provenance, by the conservation equations of the
+/// connected components and a projection.
+fn after_post_by_components(a: &Affine, nv: usize, pre_n: usize, post: &Structure) -> Affine {
+    let m = post.len();
+    let dims = nv + pre_n + m;
     // union-find over: input nodes 0..pre_n, NEW = pre_n, outputs, removed cells
     let new_item = pre_n;
     let out0 = pre_n + 1;
@@ -145,6 +156,42 @@ pub fn after_post(a: &Affine, nv: usize, pre_n: usize, post: &Structure) -> Affi
     structural(&t.project_out(&gone), nv, post)
 }
 
+/// `post`'s nodes as a renaming of the `pre_n` input nodes: `h[k] = v` when output
+/// node `v`'s provenance is exactly input node `k`, every input is some output's
+/// and no cell was allocated or removed; else `None`.
+fn renaming(post: &Structure, pre_n: usize) -> Option<Vec<usize>> {
+    if post.len() != pre_n || !post.removed_origins().is_empty() {
+        return None;
+    }
+    let mut h = vec![usize::MAX; pre_n];
+    for (v, &mask) in post.origins().iter().enumerate() {
+        if mask.count_ones() != 1 || mask & ORIGIN_NEW != 0 {
+            return None;
+        }
+        let k = mask.trailing_zeros() as usize;
+        if k >= pre_n || h[k] != usize::MAX {
+            return None;
+        }
+        h[k] = v;
+    }
+    Some(h)
+}
+
+fn is_permutation(h: &[usize]) -> bool {
+    let mut seen = vec![false; h.len()];
+    h.iter()
+        .all(|&x| x < h.len() && !std::mem::replace(&mut seen[x], true))
+}
+
+/// `a` with node `u`'s cardinality moved to node `h[u]` (`h` a permutation).
+fn rename(a: &Affine, nv: usize, h: &[usize]) -> Affine {
+    let map: Vec<Option<usize>> = (0..nv)
+        .map(Some)
+        .chain(h.iter().map(|&x| Some(nv + x)))
+        .collect();
+    a.remap(&map, nv + h.len())
+}
+
 /// The counter relations of `a` (over `pre_n` nodes) with `post`'s nodes unconstrained
 /// (besides [`structural`]).
 fn counters_only(a: &Affine, nv: usize, pre_n: usize, post: &Structure) -> Affine {
@@ -162,6 +209,16 @@ pub fn through(a: &Affine, nv: usize, h: &[usize], t_n: usize) -> Affine {
     if a.dims() != nv + n || h.iter().any(|&x| x >= t_n) {
         return Affine::top(nv + t_n);
     }
+    if t_n == n && is_permutation(h) {
+        // a renaming (canonical order, an isomorphism): move the columns
+        return rename(a, nv, h);
+    }
+    through_by_projection(a, nv, h, t_n)
+}
+
+/// [`through`] for any map, by the sums as equations and a projection.
+fn through_by_projection(a: &Affine, nv: usize, h: &[usize], t_n: usize) -> Affine {
+    let n = h.len();
     let mut e = a.extend(t_n);
     for x in 0..t_n {
         let mut r = vec![0i128; nv + n + t_n];
@@ -280,6 +337,50 @@ mod tests {
         let mut b = Affine::top(3);
         b.add_eq(&[1, -1, -1], 0); // x = c0 + c1: fine
         assert!(!contradicts_nonempty_nodes(&b, 1));
+    }
+
+    /// The shortcuts (a renaming after a post, a permutation in `through`) give what
+    /// the general equations and projection give.
+    #[test]
+    fn renamings_agree_with_the_general_projection() {
+        let c = counted_class();
+        let (s, a) = list(&c, 5);
+        let ops = [
+            PtrOp::Load {
+                x: "y".into(),
+                y: "x".into(),
+                field: "next".into(),
+            },
+            PtrOp::Copy {
+                x: "y".into(),
+                y: "x".into(),
+            },
+            PtrOp::StoreNull {
+                x: "x".into(),
+                field: "next".into(),
+            },
+            PtrOp::AssignNull { x: "x".into() },
+            PtrOp::Free { x: "x".into() },
+            PtrOp::Malloc { x: "y".into() },
+        ];
+        let mut renamings = 0;
+        for op in &ops {
+            for t in &post(&s, &c, op).structures {
+                renamings += usize::from(renaming(t, s.len()).is_some());
+                assert_eq!(
+                    after_post(&a, 1, s.len(), t),
+                    after_post_by_components(&a, 1, s.len(), t),
+                    "{op:?}: {t}"
+                );
+            }
+        }
+        assert!(renamings > 0, "some post is a renaming");
+        let n = s.len();
+        let rotate: Vec<usize> = (0..n).map(|u| (u + 1) % n).collect();
+        let reverse: Vec<usize> = (0..n).rev().collect();
+        for h in [rotate, reverse] {
+            assert_eq!(through(&a, 1, &h, n), through_by_projection(&a, 1, &h, n));
+        }
     }
 
     #[test]
