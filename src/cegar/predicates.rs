@@ -55,6 +55,7 @@ impl Abstraction for PredicateAbstraction {
             "posts": s.posts,
             "post_cache_hits": s.cache_hits,
             "z3_queries": s.z3_queries,
+            "z3_checks_skipped": s.z3_checks_skipped,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
         })
     }

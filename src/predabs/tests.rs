@@ -381,3 +381,44 @@ fn a_check_ends_at_the_deadline_and_the_pooled_solver_is_kept() {
     s.assert(Int::new_const("q").gt(Int::from_i64(2)));
     assert_eq!(pa.check(&s), z3::SatResult::Sat);
 }
+
+/// A model of an earlier check of the same post refutes later checks, which are then
+/// skipped; only `unsat` answers decide, so the cube is the one every check gives.
+#[test]
+fn models_skip_refuted_checks_without_changing_the_post() {
+    // x, y, z = nondet(); assume(y == 2); x = 1*y + 1
+    let (prog, vars, edges) = build(&[RandOp::Assume(1, 2, 2), RandOp::Assign(0, 1, 1, 1)]);
+    let mut prec = Precision::default();
+    let x = Expr::Var(vars[0]);
+    let preds = [
+        Expr::bin(BinOp::Eq, Expr::Var(vars[1]), Expr::Int(2)), // y == 2: true
+        Expr::bin(BinOp::Le, Expr::Int(1), x.clone()),          // 1 <= x: true
+        Expr::bin(BinOp::Lt, x.clone(), Expr::Int(3)),          // x < 3: false
+        Expr::bin(BinOp::Eq, x.clone(), Expr::Int(3)),          // x == 3: true
+        Expr::bin(BinOp::Eq, x, Expr::Var(vars[2])),            // x == z: undecided
+    ];
+    for e in &preds {
+        let (base, _) = canonical(e).unwrap();
+        let id = prec.intern(&prog, base);
+        prec.global.insert(id);
+    }
+    let d = PredAbs::new(5_000);
+    let mut state = d.initial(&prog, &prec);
+    for (e, to) in &edges {
+        let succ = d.post(&prog, &state, Step::Edge(*e), *to, &prec);
+        assert_eq!(succ.len(), 1);
+        state = succ.into_iter().next().unwrap();
+    }
+    let val = [3i64, 2, 0];
+    let decided: Vec<(String, bool)> = state
+        .0
+        .iter()
+        .map(|&(id, pos)| {
+            let p = &prec.preds[id as usize];
+            assert_eq!(eval(&p.expr, &val) != 0, pos, "{}", p.text);
+            (p.text.clone(), pos)
+        })
+        .collect();
+    assert_eq!(decided.len(), 4, "all but x == z are decided: {decided:?}");
+    assert!(d.stats().z3_checks_skipped > 0, "{:?}", d.stats());
+}

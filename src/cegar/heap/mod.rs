@@ -707,6 +707,7 @@ impl Abstraction for HeapAbstraction {
             "posts": s.posts,
             "post_cache_hits": s.cache_hits,
             "z3_queries": s.z3_queries,
+            "z3_checks_skipped": s.z3_checks_skipped,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
             "scg_library": self.library_origin(),
             "scg_library_sha256": self.library_sha256(),
