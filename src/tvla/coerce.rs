@@ -146,6 +146,11 @@ impl Changes {
 /// vocabulary reads, including the one it sets (bits as in [`Changes`]).
 pub(crate) struct Reads {
     instr: Vec<FixedBitSet>,
+    /// Per instrumentation definition, [`CFormula::needs_unary`]: where that
+    /// predicate is 0 at every node, the definition is 0 everywhere, no evaluation
+    /// needed (`r[x]`, `rs[x]` of a NULL `x`: most of the tracked pointers at any
+    /// point are dead temporaries).
+    instr_needs: Vec<Option<usize>>,
     /// `voc.constraints` then `voc.rules`.
     rules: Vec<FixedBitSet>,
 }
@@ -185,6 +190,11 @@ fn reads_of(voc: &std::sync::Arc<Vocab>) -> std::rc::Rc<Reads> {
                 .iter()
                 .map(|ins| bits(&[&ins.def.f], Some((ins.arity, ins.idx))))
                 .collect(),
+            instr_needs: voc
+                .instr
+                .iter()
+                .map(|ins| ins.def.f.needs_unary())
+                .collect(),
             rules: voc
                 .constraints
                 .iter()
@@ -195,6 +205,11 @@ fn reads_of(voc: &std::sync::Arc<Vocab>) -> std::rc::Rc<Reads> {
         c.push((std::sync::Arc::downgrade(voc), r.clone()));
         r
     })
+}
+
+/// Whether unary predicate `p` is 0 at every node of `s`.
+fn zero_everywhere(s: &Structure, p: usize) -> bool {
+    (0..s.len()).all(|u| s.get1(p, u) == Kleene::False)
 }
 
 /// Adds the keys of the predicates `f` reads to `out` (an equality reads `sm`).
@@ -390,14 +405,22 @@ fn instr_rules(
     let mut all: Vec<(u8, usize, usize, usize, Kleene)> = Vec::new();
     {
         let mut ev = Evaluator::new(s);
-        for (ins, r) in voc.instr.iter().zip(&reads.instr) {
+        for ((ins, r), needs) in voc.instr.iter().zip(&reads.instr).zip(&reads.instr_needs) {
             if !stale(r, prev, ch) {
                 continue;
             }
             let mut upd: Vec<(usize, usize, Kleene)> = Vec::new();
+            let zero = needs.is_some_and(|p| zero_everywhere(s, p));
+            let def = |ev: &mut Evaluator<'_>, args: &[usize]| {
+                if zero {
+                    Kleene::False
+                } else {
+                    ins.def.eval(ev, args)
+                }
+            };
             match ins.arity {
                 0 => {
-                    let k = ins.def.eval(&mut ev, &[]);
+                    let k = def(&mut ev, &[]);
                     let cur = s.get0(ins.idx);
                     match meet(cur, k) {
                         None => return false,
@@ -408,7 +431,7 @@ fn instr_rules(
                 1 => {
                     for u in 0..n {
                         let cur = s.get1(ins.idx, u);
-                        let k = ins.def.eval(&mut ev, &[u]);
+                        let k = def(&mut ev, &[u]);
                         match meet(cur, k) {
                             None => return false,
                             Some(m) if m != cur => upd.push((u, 0, m)),
@@ -420,7 +443,7 @@ fn instr_rules(
                     for a in 0..n {
                         for b in 0..n {
                             let cur = s.get2(ins.idx, a, b);
-                            let k = ins.def.eval(&mut ev, &[a, b]);
+                            let k = def(&mut ev, &[a, b]);
                             match meet(cur, k) {
                                 None => return false,
                                 Some(m) if m != cur => upd.push((a, b, m)),
@@ -794,7 +817,13 @@ mod tests {
     /// Coerce as it was before [`Changes`]: every definition and rule each round.
     fn reference_coerce(mut s: Structure) -> Option<Structure> {
         let voc = s.vocab().clone();
-        let reads = reads_of(&voc);
+        // every definition evaluated (no `needs_unary` shortcut)
+        let r = reads_of(&voc);
+        let reads = Reads {
+            instr: r.instr.clone(),
+            instr_needs: vec![None; r.instr.len()],
+            rules: r.rules.clone(),
+        };
         for _ in 0..MAX_ROUNDS {
             let mut ch = Changes::new(&voc);
             if !builtin_rules(&mut s, &mut ch)

@@ -103,6 +103,27 @@ pub enum CFormula {
     },
 }
 
+impl CFormula {
+    /// A unary predicate that must hold (1 or 1/2) at some node for `self` to be
+    /// anything but 0: where it is 0 at every node, `self` evaluates to 0 under every
+    /// assignment (a conjunct `p(v)`, under `∃`, `∧`, a transitive closure of such a
+    /// body, or the same predicate in every disjunct). `None` when there is none.
+    pub fn needs_unary(&self) -> Option<usize> {
+        match self {
+            CFormula::P1(i, _) => Some(*i),
+            CFormula::And(gs) => gs.iter().find_map(CFormula::needs_unary),
+            CFormula::Or(gs) => {
+                let first = gs.first()?.needs_unary()?;
+                gs.iter()
+                    .all(|g| g.needs_unary() == Some(first))
+                    .then_some(first)
+            }
+            CFormula::Exists(_, g) | CFormula::Tc { body: g, .. } => g.needs_unary(),
+            _ => None,
+        }
+    }
+}
+
 /// A compiled formula together with its number of slots; the first
 /// `free.len()` slots are the free variables given to [`Compiled::new`].
 #[derive(Clone, Debug)]
@@ -457,6 +478,39 @@ mod tests {
             }
         }
         find(&c.f)
+    }
+
+    #[test]
+    fn a_needed_unary_predicate_is_found_under_exists_and_closures_only() {
+        let c = fam::simple_class(&["x", "y"], &["next"], vec![fam::reach("x", &["next"])]);
+        let s = Structure::from_concrete(&c, 1, &[]).unwrap();
+        let voc = s.vocab();
+        let px = voc.pt("x").unwrap();
+        let formula = |t: &str| crate::scg::parse::parse_formula(t).unwrap();
+        let parse = |t: &str| Compiled::new(voc, &formula(t), &["v"]).f;
+        let reach = parse("E u. pt[x](u) & (u == v | TC(a, b: next(a, b))(u, v))");
+        assert_eq!(reach.needs_unary(), Some(px));
+        assert_eq!(
+            parse("pt[x](v) | pt[x](v) & next(v, v)").needs_unary(),
+            Some(px)
+        );
+        assert_eq!(
+            parse("TC(a, b: pt[x](a) & next(a, b))(v, v)").needs_unary(),
+            Some(px)
+        );
+        // not needed: a disjunct without it, a negation, a universal
+        assert_eq!(parse("pt[x](v) | pt[y](v)").needs_unary(), None);
+        assert_eq!(parse("!pt[x](v)").needs_unary(), None);
+        assert_eq!(parse("A u. pt[x](u)").needs_unary(), None);
+        // and where it is 0 everywhere, the formula is 0 at every node
+        let mut ev = Evaluator::new(&s);
+        assert_eq!(s.get1(px, 0), Kleene::False);
+        let c = Compiled::new(
+            voc,
+            &formula("E u. pt[x](u) & (u == v | TC(a, b: next(a, b))(u, v))"),
+            &["v"],
+        );
+        assert_eq!(c.eval(&mut ev, &[0]), Kleene::False);
     }
 
     #[test]
