@@ -146,10 +146,10 @@ impl Changes {
 /// vocabulary reads, including the one it sets (bits as in [`Changes`]).
 pub(crate) struct Reads {
     instr: Vec<FixedBitSet>,
-    /// Per instrumentation definition, [`CFormula::needs_unary`]: where that
-    /// predicate is 0 at every node, the definition is 0 everywhere, no evaluation
-    /// needed (`r[x]`, `rs[x]` of a NULL `x`: most of the tracked pointers at any
-    /// point are dead temporaries).
+    /// Per instrumentation definition, [`crate::tvla::structure::InstrInfo::needs`] (`None` in the tests'
+    /// reference coerce): where that predicate is 0 at every node, the definition is
+    /// 0 everywhere, no evaluation needed (`r[x]`, `rs[x]` of a NULL `x`: most of the
+    /// tracked pointers at any point are dead temporaries).
     instr_needs: Vec<Option<usize>>,
     /// `voc.constraints` then `voc.rules`.
     rules: Vec<FixedBitSet>,
@@ -208,7 +208,7 @@ fn reads_of(voc: &std::sync::Arc<Vocab>) -> std::rc::Rc<Reads> {
 }
 
 /// Whether unary predicate `p` is 0 at every node of `s`.
-fn zero_everywhere(s: &Structure, p: usize) -> bool {
+pub(crate) fn zero_everywhere(s: &Structure, p: usize) -> bool {
     (0..s.len()).all(|u| s.get1(p, u) == Kleene::False)
 }
 

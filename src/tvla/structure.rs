@@ -62,6 +62,9 @@ pub struct InstrInfo {
     pub guarded: bool,
     /// Argument positions holding a free variable, per predicate.
     pub free_pos: BTreeMap<PredSym, BTreeSet<usize>>,
+    /// The definition's [`super::eval::CFormula::needs_unary`]: where that unary
+    /// predicate is 0 at every node, the definition is 0 at every tuple.
+    pub needs: Option<usize>,
 }
 
 /// A compiled [`ShapeClass`]: predicate tables, abstraction predicates, compiled
@@ -340,6 +343,7 @@ impl Vocab {
                 sym: p.sym.clone(),
                 arity: ar,
                 idx,
+                needs: c.f.needs_unary(),
                 def: c,
                 core_deps: deps,
                 family: recognize(p).filter(|f| match f {

@@ -55,6 +55,11 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
             Domain::Added(_) => !fam_iso,
             Domain::Removed(_) => true,
         };
+        if ch.domain == Domain::Same && stays_zero(&cur, ins) {
+            // 0 before, and the definition is 0 now (it needs a unary predicate that
+            // is 0 at every node): `r[x]`, `rs[x]` of a NULL `x`
+            continue;
+        }
         if relevant.is_empty() && !domain_effect {
             if let Domain::Added(k) = ch.domain {
                 // only the new node's tuples need values
@@ -162,6 +167,22 @@ pub(super) fn update(pre: &Structure, post: Structure, ch: &Change) -> Option<St
     }
     let _ = n;
     coerce_after(pre, cur)
+}
+
+/// Whether `ins` is 0 at every tuple of `cur` (still its values before the change, on
+/// the same nodes) and its definition needs a unary predicate that `cur` has 0 at
+/// every node ([`crate::tvla::structure::InstrInfo::needs`]), so that it stays 0.
+fn stays_zero(cur: &Structure, ins: &crate::tvla::structure::InstrInfo) -> bool {
+    let Some(p) = ins.needs else {
+        return false;
+    };
+    let n = cur.len();
+    let zero = match ins.arity {
+        0 => cur.get0(ins.idx) == Kleene::False,
+        1 => (0..n).all(|u| cur.get1(ins.idx, u) == Kleene::False),
+        _ => (0..n).all(|a| (0..n).all(|b| cur.get2(ins.idx, a, b) == Kleene::False)),
+    };
+    zero && crate::tvla::coerce::zero_everywhere(cur, p)
 }
 
 /// The directions of `ch`'s predicates by (arity, index), and by name those the
