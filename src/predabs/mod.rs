@@ -525,6 +525,25 @@ impl PredAbs {
         r
     }
 
+    /// Checks `solver`'s assertions with `assumption` (in a `push`/`pop` scope), and
+    /// records in `seen` the model of a `sat` answer.
+    fn check_assuming(
+        &self,
+        solver: &z3::Solver,
+        assumption: &Bool,
+        seen: &mut Seen,
+        preds: &[(PredId, Bool)],
+    ) -> SatResult {
+        solver.push();
+        solver.assert(assumption);
+        let r = self.check(solver);
+        if r == SatResult::Sat {
+            seen.record(solver, preds);
+        }
+        solver.pop(1);
+        r
+    }
+
     fn compute_post(
         &self,
         prog: &Program,
@@ -607,33 +626,23 @@ impl PredAbs {
         }
         let mut skipped = 0;
         for (i, (id, b)) in undecided.iter().enumerate() {
-            if seen.can_be_false[i] {
-                skipped += 1;
-            } else {
-                solver.push();
-                solver.assert(b.not());
-                let r = self.check(solver);
-                if r == SatResult::Sat {
-                    seen.record(solver, &undecided);
-                }
-                solver.pop(1);
-                if r == SatResult::Unsat {
-                    out.push((*id, true));
+            // is `b` implied (`¬b` unsat)? else, is `¬b` implied (`b` unsat)?
+            for implied in [true, false] {
+                let refuted = if implied {
+                    seen.can_be_false[i]
+                } else {
+                    seen.can_be_true[i]
+                };
+                if refuted {
+                    skipped += 1;
                     continue;
                 }
-            }
-            if seen.can_be_true[i] {
-                skipped += 1;
-            } else {
-                solver.push();
-                solver.assert(b);
-                let r = self.check(solver);
-                if r == SatResult::Sat {
-                    seen.record(solver, &undecided);
-                }
-                solver.pop(1);
-                if r == SatResult::Unsat {
-                    out.push((*id, false));
+                let assumption = if implied { b.not() } else { b.clone() };
+                if self.check_assuming(solver, &assumption, &mut seen, &undecided)
+                    == SatResult::Unsat
+                {
+                    out.push((*id, implied));
+                    break;
                 }
             }
         }
