@@ -146,10 +146,10 @@ impl Changes {
 /// vocabulary reads, including the one it sets (bits as in [`Changes`]).
 pub(crate) struct Reads {
     instr: Vec<FixedBitSet>,
-    /// Per instrumentation definition, [`crate::tvla::structure::InstrInfo::needs`] (`None` in the tests'
-    /// reference coerce): where that predicate is 0 at every node, the definition is
-    /// 0 everywhere, no evaluation needed (`r[x]`, `rs[x]` of a NULL `x`: most of the
-    /// tracked pointers at any point are dead temporaries).
+    /// Per instrumentation definition, [`crate::tvla::structure::InstrInfo::needs`]
+    /// (`None` in the tests' reference coerce): where that predicate is 0 at every
+    /// node, the definition is 0 everywhere, no evaluation needed (`r[x]`, `rs[x]` of
+    /// a NULL `x`: most of the tracked pointers at any point are dead temporaries).
     instr_needs: Vec<Option<usize>>,
     /// `voc.constraints` then `voc.rules`.
     rules: Vec<FixedBitSet>,
@@ -190,11 +190,7 @@ fn reads_of(voc: &std::sync::Arc<Vocab>) -> std::rc::Rc<Reads> {
                 .iter()
                 .map(|ins| bits(&[&ins.def.f], Some((ins.arity, ins.idx))))
                 .collect(),
-            instr_needs: voc
-                .instr
-                .iter()
-                .map(|ins| ins.def.f.needs_unary())
-                .collect(),
+            instr_needs: voc.instr.iter().map(|ins| ins.needs).collect(),
             rules: voc
                 .constraints
                 .iter()
