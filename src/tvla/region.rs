@@ -22,7 +22,9 @@ use std::sync::Arc;
 pub struct ShapeRegion {
     /// Shared: every region of an ART holds the same few classes.
     pub class: Arc<ShapeClass>,
-    structs: BTreeMap<Structure, Option<Affine>>,
+    /// Shared between clones (an ART node's successor usually keeps most of its
+    /// regions as they are) and copied on the first write ([`Arc::make_mut`]).
+    structs: Arc<BTreeMap<Structure, Option<Affine>>>,
 }
 
 impl ShapeRegion {
@@ -37,7 +39,7 @@ impl ShapeRegion {
     pub fn empty(class: impl Into<Arc<ShapeClass>>) -> ShapeRegion {
         ShapeRegion {
             class: class.into(),
-            structs: BTreeMap::new(),
+            structs: Arc::new(BTreeMap::new()),
         }
     }
 
@@ -87,12 +89,12 @@ impl ShapeRegion {
         {
             return false;
         }
-        if let Some(old) = self.structs.get_mut(&s) {
+        if let Some(old) = self.structs.get(&s) {
             let j = join_counts(old.as_ref(), counts.as_ref());
             if j == *old {
                 return false;
             }
-            *old = j;
+            Arc::make_mut(&mut self.structs).insert(s, j);
             return true;
         }
         if self.class.partial_join {
@@ -125,12 +127,13 @@ impl ShapeRegion {
                 if j == t && jc == ta {
                     return false;
                 }
-                self.structs.remove(&t);
-                self.structs.insert(j, jc);
+                let structs = Arc::make_mut(&mut self.structs);
+                structs.remove(&t);
+                structs.insert(j, jc);
                 return true;
             }
         }
-        self.structs.insert(s, counts).is_none()
+        Arc::make_mut(&mut self.structs).insert(s, counts).is_none()
     }
 
     /// The structures, in a deterministic order.
@@ -163,11 +166,10 @@ impl ShapeRegion {
         let mut r = self.clone();
         if !self.class.partial_join && self.class.counters.is_empty() {
             // canonical structures without counts: plain set union
-            r.structs
-                .extend(other.structs.keys().map(|s| (s.clone(), None)));
+            Arc::make_mut(&mut r.structs).extend(other.structs.keys().map(|s| (s.clone(), None)));
             return r;
         }
-        for (s, a) in &other.structs {
+        for (s, a) in other.structs.iter() {
             r.insert_counted(s.clone(), a.clone());
         }
         r
@@ -238,7 +240,7 @@ impl ShapeRegion {
             .filter(|&i| !(0..v.len()).any(|j| i != j && within(i, j) && !(within(j, i) && j > i)))
             .map(|i| v[i].clone())
             .collect();
-        self.structs = keep;
+        self.structs = Arc::new(keep);
     }
 }
 
@@ -474,6 +476,34 @@ mod tests {
         let json = serde_json::to_string(&k).unwrap_or_default();
         let back: ShapeRegion = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, k);
+    }
+
+    #[test]
+    fn clones_share_their_structures_until_one_of_them_changes() {
+        let c = fam::simple_class(&["x"], &["next"], vec![fam::reach("x", &["next"])]);
+        let list = |n: usize| {
+            let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+            for i in 0..n - 1 {
+                f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+            }
+            Structure::from_concrete(&c, n, &f).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let a = ShapeRegion::from_structures(c.clone(), [list(1)]);
+        let mut b = a.clone();
+        assert!(Arc::ptr_eq(&a.structs, &b.structs), "a clone shares the map");
+        // an insert that changes nothing does not copy
+        assert!(!b.insert(list(1)));
+        assert!(Arc::ptr_eq(&a.structs, &b.structs));
+        // a real change copies, and the original keeps its value
+        assert!(b.insert(list(2)));
+        assert!(!Arc::ptr_eq(&a.structs, &b.structs));
+        assert_eq!((a.len(), b.len()), (1, 2));
+        assert!(a.subsumed_by(&b) && !b.subsumed_by(&a));
+        let mut r = b.clone();
+        r.reduce();
+        assert_eq!(b.len(), 2, "reduce of a clone leaves the original");
+        assert_eq!(a.join(&b), b);
+        assert_eq!(a.len(), 1);
     }
 
     #[test]
