@@ -490,7 +490,10 @@ mod tests {
         };
         let a = ShapeRegion::from_structures(c.clone(), [list(1)]);
         let mut b = a.clone();
-        assert!(Arc::ptr_eq(&a.structs, &b.structs), "a clone shares the map");
+        assert!(
+            Arc::ptr_eq(&a.structs, &b.structs),
+            "a clone shares the map"
+        );
         // an insert that changes nothing does not copy
         assert!(!b.insert(list(1)));
         assert!(Arc::ptr_eq(&a.structs, &b.structs));
