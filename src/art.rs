@@ -404,13 +404,16 @@ pub fn build<C: Cpa>(
                     return BuildOutcome::Error(child);
                 }
                 // the alive, uncovered nodes here: candidates for stop and merge
-                let others: Vec<ArtId> = art.by_loc[&(to, new_stack.clone())]
-                    .iter()
-                    .copied()
-                    .filter(|&m| {
-                        m != child && art.nodes[m].alive && art.nodes[m].covered_by.is_none()
-                    })
-                    .collect();
+                // (a node dead once is dead for good: dropped from the index here)
+                let others: Vec<ArtId> = {
+                    let nodes = &art.nodes;
+                    let here = art.by_loc.entry((to, new_stack.clone())).or_default();
+                    here.retain(|&m| nodes[m].alive);
+                    here.iter()
+                        .copied()
+                        .filter(|&m| m != child && nodes[m].covered_by.is_none())
+                        .collect()
+                };
                 // stop asks only those that may cover by their fingerprints
                 let coverers: Vec<ArtId> = others
                     .iter()
