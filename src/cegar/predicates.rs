@@ -139,10 +139,75 @@ pub fn refine_predicates<S>(
     r
 }
 
-/// A comparison of an expression with itself (`n == n`: two SSA versions of one
-/// variable in the interpolant): the same truth value in every state, so no predicate.
+/// A comparison with the same truth value in every state, so no predicate: an
+/// expression compared with itself (`n == n`: two SSA versions of one variable in the
+/// interpolant), or two sums of the same variables with the same coefficients
+/// (`d == -4 + (4 + d)`, from interpolants that unroll a counter) whose constants are
+/// equal (any comparison) or differ (`==` and `!=` only: with 32-bit wrapping an
+/// ordering like `d < d + 1` depends on `d`).
 fn is_trivial(e: &crate::cfa::Expr) -> bool {
-    matches!(e, crate::cfa::Expr::Binary(op, a, b) if op.is_comparison() && a == b)
+    use crate::cfa::{BinOp, Expr};
+    let Expr::Binary(op, a, b) = e else {
+        return false;
+    };
+    if !op.is_comparison() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    match (linear(a), linear(b)) {
+        (Some((ma, ca)), Some((mb, cb))) if ma == mb => {
+            ca == cb || matches!(op, BinOp::Eq | BinOp::Ne)
+        }
+        _ => false,
+    }
+}
+
+/// `e` as `Σ k·x + c` (no zero coefficients), when it is built from variables and
+/// constants by `+`, `-`, negation and multiplication by a constant.
+fn linear(
+    e: &crate::cfa::Expr,
+) -> Option<(std::collections::BTreeMap<crate::cfa::VarId, i128>, i128)> {
+    use crate::cfa::{BinOp, Expr, UnOp};
+    type Lin = (std::collections::BTreeMap<crate::cfa::VarId, i128>, i128);
+    fn scale((m, c): Lin, k: i128) -> Option<Lin> {
+        let m = m
+            .into_iter()
+            .map(|(x, a)| a.checked_mul(k).map(|a| (x, a)))
+            .collect::<Option<std::collections::BTreeMap<_, _>>>()?;
+        Some((m, c.checked_mul(k)?))
+    }
+    fn add((mut m, c): Lin, (m2, c2): Lin) -> Option<Lin> {
+        for (x, a) in m2 {
+            let v = m.get(&x).copied().unwrap_or(0).checked_add(a)?;
+            if v == 0 {
+                m.remove(&x);
+            } else {
+                m.insert(x, v);
+            }
+        }
+        Some((m, c.checked_add(c2)?))
+    }
+    match e {
+        Expr::Int(k) => Some((Default::default(), *k as i128)),
+        Expr::Null => Some((Default::default(), 0)),
+        Expr::Var(x) => Some(([(*x, 1)].into_iter().collect(), 0)),
+        Expr::Unary(UnOp::Neg, a) => scale(linear(a)?, -1),
+        Expr::Binary(BinOp::Add, a, b) => add(linear(a)?, linear(b)?),
+        Expr::Binary(BinOp::Sub, a, b) => add(linear(a)?, scale(linear(b)?, -1)?),
+        Expr::Binary(BinOp::Mul, a, b) => {
+            let (la, lb) = (linear(a)?, linear(b)?);
+            if la.0.is_empty() {
+                scale(lb, la.1)
+            } else if lb.0.is_empty() {
+                scale(la, lb.1)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -157,5 +222,36 @@ mod tests {
         assert!(is_trivial(&Expr::Binary(BinOp::Lt, v(3), v(3))));
         assert!(!is_trivial(&Expr::Binary(BinOp::Eq, v(3), v(4))));
         assert!(!is_trivial(&Expr::Binary(BinOp::Add, v(3), v(3))));
+    }
+
+    #[test]
+    fn sums_that_differ_by_a_constant_are_no_equality_predicates() {
+        let v = |x| Box::new(Expr::Var(x));
+        let k = |c| Box::new(Expr::Int(c));
+        let plus = |a, b| Box::new(Expr::Binary(BinOp::Add, a, b));
+        // d == -4 + (4 + d): always true (the atoms of an unrolled counter)
+        let same = plus(k(-4), plus(k(4), v(3)));
+        assert!(is_trivial(&Expr::Binary(BinOp::Eq, v(3), same.clone())));
+        assert!(is_trivial(&Expr::Binary(BinOp::Le, v(3), same)));
+        // d == d + 1 is always false, d < d + 1 is not constant with wrapping
+        let next = plus(v(3), k(1));
+        assert!(is_trivial(&Expr::Binary(BinOp::Eq, v(3), next.clone())));
+        assert!(is_trivial(&Expr::Binary(BinOp::Ne, v(3), next.clone())));
+        assert!(!is_trivial(&Expr::Binary(BinOp::Lt, v(3), next)));
+        // 2 * d == d + d, but d == e + 0 is a real predicate
+        let twice = Box::new(Expr::Binary(BinOp::Mul, k(2), v(3)));
+        assert!(is_trivial(&Expr::Binary(
+            BinOp::Eq,
+            twice,
+            plus(v(3), v(3))
+        )));
+        assert!(!is_trivial(&Expr::Binary(
+            BinOp::Eq,
+            v(3),
+            plus(v(4), k(0))
+        )));
+        // d - d == 0
+        let diff = Box::new(Expr::Binary(BinOp::Sub, v(3), v(3)));
+        assert!(is_trivial(&Expr::Binary(BinOp::Eq, diff, k(0))));
     }
 }
