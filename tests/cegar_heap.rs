@@ -116,6 +116,19 @@ fn unbounded_loop_over_a_fixed_heap_closes_by_coverage() {
     assert_unsafe_with_replay(&data("toggle_bug.c"));
 }
 
+/// Regression (an unseen SV-COMP task, list-ext3-properties/dll_circular_traversal-2):
+/// the cell numbers send the type back to explicit heaps, where the ring is bounded only
+/// by the loop counter `n`; the predicates knew it too coarsely to stop the loop, lists
+/// of every length were built and the run timed out. Going back to explicit heaps now
+/// tracks the integers the predicates compare explicitly too.
+#[test]
+fn a_ring_bounded_by_a_parameter_is_proved_on_explicit_heaps() {
+    let out = assert_safe_with_certificate(&data("numbered_ring_safe.c"));
+    assert!(out.contains("back to explicit heaps"), "{out}");
+    assert!(out.contains("track ring::n explicitly"), "{out}");
+    assert_unsafe_with_replay(&data("numbered_ring_bug.c"));
+}
+
 #[test]
 fn unbounded_list_needs_the_shape_domain() {
     assert_safe_with_certificate(&data("sll_unbounded_safe.c"));

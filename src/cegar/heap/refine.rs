@@ -1045,6 +1045,38 @@ impl HeapAbstraction {
                 struct_name(prog, s)
             ));
         }
+        if !added.is_empty() {
+            added.extend(self.track_predicate_ints_explicitly(prog));
+        }
+        added
+    }
+
+    /// The integer variables the predicates compare become explicit too: explicit heaps
+    /// prove only bounded structures, and a structure is bounded by the loop that builds
+    /// it, whose counter the predicates may know only too coarsely to stop it
+    /// (list-ext3-properties/dll_circular_traversal-2, an unseen SV-COMP task: with
+    /// `len <= 5` but not `len <= 4` at the loop head, `while (len > 1)` built lists of
+    /// every length, over 50 cells, and the run timed out). A counter the program does
+    /// not bound makes the explicit ART unbounded either way.
+    fn track_predicate_ints_explicitly(&mut self, prog: &Program) -> Vec<String> {
+        let mut vars = Vec::new();
+        for p in &self.prec.pred.preds {
+            p.expr.vars(&mut vars);
+        }
+        vars.sort_unstable();
+        vars.dedup();
+        let mut added = Vec::new();
+        for x in vars {
+            let Some(v) = prog.vars.get(x).filter(|v| v.ty.is_int()) else {
+                continue;
+            };
+            let name = &v.name;
+            let counter = self.counters.values().any(|c| c.contains(name));
+            if !counter && self.explicit_ints.insert(x) {
+                self.prec.explicit.everywhere.insert(x);
+                added.push(format!("track {name} explicitly"));
+            }
+        }
         added
     }
 }
