@@ -165,7 +165,11 @@ impl ShapeRegion {
     pub fn join(&self, other: &ShapeRegion) -> ShapeRegion {
         let mut r = self.clone();
         if !self.class.partial_join && self.class.counters.is_empty() {
-            // canonical structures without counts: plain set union
+            // canonical structures without counts: plain set union (no copy when
+            // `other` adds nothing)
+            if other.structs.keys().all(|s| self.structs.contains_key(s)) {
+                return r;
+            }
             Arc::make_mut(&mut r.structs).extend(other.structs.keys().map(|s| (s.clone(), None)));
             return r;
         }
@@ -443,16 +447,19 @@ mod tests {
     use super::super::structure::Fact;
     use super::*;
 
+    /// A list of `n` cells from `x` along `next`, as a concrete structure of `c`.
+    fn list_of(c: &ShapeClass, n: usize) -> Structure {
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+        for i in 0..n - 1 {
+            f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
+        }
+        Structure::from_concrete(c, n, &f).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn join_and_subsumption() {
         let c = fam::simple_class(&["x"], &["next"], vec![fam::reach("x", &["next"])]);
-        let list = |n: usize| {
-            let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
-            for i in 0..n - 1 {
-                f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
-            }
-            Structure::from_concrete(&c, n, &f).unwrap_or_else(|e| panic!("{e}"))
-        };
+        let list = |n: usize| list_of(&c, n);
         let r1 = ShapeRegion::from_structures(c.clone(), [list(1)]);
         let r2 = ShapeRegion::from_structures(c.clone(), [list(2)]);
         let r5 = ShapeRegion::from_structures(c.clone(), [list(5).blur()]);
@@ -481,13 +488,7 @@ mod tests {
     #[test]
     fn clones_share_their_structures_until_one_of_them_changes() {
         let c = fam::simple_class(&["x"], &["next"], vec![fam::reach("x", &["next"])]);
-        let list = |n: usize| {
-            let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
-            for i in 0..n - 1 {
-                f.push(Fact::Binary(PredSym::plain("next"), i, i + 1));
-            }
-            Structure::from_concrete(&c, n, &f).unwrap_or_else(|e| panic!("{e}"))
-        };
+        let list = |n: usize| list_of(&c, n);
         let a = ShapeRegion::from_structures(c.clone(), [list(1)]);
         let mut b = a.clone();
         assert!(
@@ -507,6 +508,8 @@ mod tests {
         assert_eq!(b.len(), 2, "reduce of a clone leaves the original");
         assert_eq!(a.join(&b), b);
         assert_eq!(a.len(), 1);
+        // a join that adds nothing keeps sharing
+        assert!(Arc::ptr_eq(&b.join(&a).structs, &b.structs));
     }
 
     #[test]
