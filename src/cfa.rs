@@ -25,6 +25,7 @@
 pub mod cells;
 pub mod leak;
 pub mod loads;
+pub mod recursion;
 pub mod rewrite;
 
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -450,6 +451,10 @@ pub enum LocKind {
     /// (valid-memcleanup). A target like [`LocKind::NullDeref`], but no undefined
     /// behaviour: reaching it is the violation of the memory property.
     MemLeak,
+    /// The target of a call deeper than the recursion bound
+    /// ([`recursion::unroll`]): what follows is not analysed. A target like
+    /// [`LocKind::NullDeref`]: a run that reaches it ends UNKNOWN, never SAFE.
+    RecursionBound,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -564,6 +569,7 @@ impl Program {
                 | LocKind::InvalidFree
                 | LocKind::InvalidCall
                 | LocKind::MemLeak
+                | LocKind::RecursionBound
         )
     }
 
@@ -986,6 +992,12 @@ pub struct Inputs {
     pub nondet: Vec<i64>,
     /// For each heap `Alloc`, in execution order: true if it returned NULL.
     pub alloc_null: Vec<bool>,
+    /// What a read of an uninitialised cell (`malloc`'d memory, a stack struct's
+    /// field) yields, by the index of the path step that reads it (a replay of a
+    /// path model; 0 or NULL where none is given): an indeterminate value, which
+    /// SV-COMP's semantics leaves to the environment like `nondet()`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub uninit_loads: std::collections::BTreeMap<usize, i64>,
 }
 
 impl Program {

@@ -6,7 +6,8 @@
 //! domain only describes data (variables and heap). Interprocedural steps reach a
 //! domain as [`Step::Enter`] (bind parameters) and [`Step::Leave`] (assign the return
 //! value); variables are global-unique, so a domain needs no frames of its own
-//! (recursion is refused by the ART).
+//! (recursion is unrolled to a bound first, [`crate::cfa::recursion`]; the ART refuses
+//! what is left).
 
 use crate::cfa::{Node, Program, Step};
 use serde::{de::DeserializeOwned, Serialize};

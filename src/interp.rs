@@ -80,6 +80,9 @@ pub enum Outcome {
     MemError { kind: MemErrorKind, src: SrcLoc },
     /// A division (`/` or `%`) by zero.
     DivByZero { src: SrcLoc },
+    /// A call deeper than the recursion bound (a [`LocKind::RecursionBound`] target):
+    /// the run is not followed further.
+    RecursionBound { src: SrcLoc },
     /// The step limit was hit.
     StepLimit,
     /// Replay only: the path does not match the program under the given inputs.
@@ -113,6 +116,9 @@ impl fmt::Display for Outcome {
             Outcome::Blocked { src } => write!(f, "blocked by an assumption at {src}"),
             Outcome::MemError { kind, src } => write!(f, "memory error {kind:?} at {src}"),
             Outcome::DivByZero { src } => write!(f, "division by zero at {src}"),
+            Outcome::RecursionBound { src } => {
+                write!(f, "call deeper than the recursion bound at {src}")
+            }
             Outcome::StepLimit => write!(f, "step limit reached"),
             Outcome::Diverged { step, reason } => {
                 write!(f, "replay diverged at step {step}: {reason}")
@@ -446,14 +452,28 @@ impl<'a> Machine<'a> {
         match self.objects[obj].cells.get(&at) {
             Some(v) => *v,
             None => {
-                // Uninitialised memory: reads as zero (documented; sound for replay
-                // because a replay that depends on it diverges rather than lying).
+                // Uninitialised memory: the value the inputs give for this step (a
+                // path model's), else zero (documented; sound for replay because a
+                // replay that depends on another value diverges rather than lying)
+                let step = self.run.trace.len().saturating_sub(1);
+                let given = match &self.source {
+                    Source::Given { inputs, .. } => inputs.uninit_loads.get(&step).copied(),
+                    _ => None,
+                };
+                let v = given.unwrap_or(0);
+                if given.is_some() {
+                    self.run.inputs.uninit_loads.insert(step, v);
+                }
                 self.note(format!(
-                    "read of uninitialised cell obj{obj}+{at} (taken as 0)"
+                    "read of uninitialised cell obj{obj}+{at} (taken as {v})"
                 ));
                 match &self.objects[obj].layout[&at] {
-                    Ty::Ptr(_) => Val::Ptr(Ptr::Null),
-                    _ => Val::Int(0),
+                    Ty::Ptr(_) if v == 0 => Val::Ptr(Ptr::Null),
+                    Ty::Ptr(_) => {
+                        self.garbage += 1;
+                        Val::Ptr(Ptr::Garbage(self.garbage))
+                    }
+                    _ => Val::Int(v),
                 }
             }
         }
@@ -703,6 +723,7 @@ impl<'a> Machine<'a> {
                     })
                 }
                 LocKind::DivByZero => return Ok(Outcome::DivByZero { src: loc.src }),
+                LocKind::RecursionBound => return Ok(Outcome::RecursionBound { src: loc.src }),
                 LocKind::InvalidDeref => {
                     return Ok(Outcome::MemError {
                         kind: MemErrorKind::InvalidDeref,
@@ -790,6 +811,8 @@ impl<'a> Machine<'a> {
             }
         } else if loc.kind == LocKind::DivByZero {
             Outcome::DivByZero { src: loc.src }
+        } else if loc.kind == LocKind::RecursionBound {
+            Outcome::RecursionBound { src: loc.src }
         } else if loc.kind == LocKind::InvalidDeref {
             Outcome::MemError {
                 kind: MemErrorKind::InvalidDeref,

@@ -63,6 +63,7 @@ fn outcome_kind(o: &Outcome) -> &'static str {
         Outcome::Blocked { .. } => "blocked",
         Outcome::MemError { .. } => "memory-error",
         Outcome::DivByZero { .. } => "division-by-zero",
+        Outcome::RecursionBound { .. } => "recursion-bound",
         Outcome::StepLimit => "step-limit",
         Outcome::Diverged { .. } => "diverged",
         Outcome::Stuck { .. } => "stuck",

@@ -177,6 +177,38 @@ fn function_calls_bind_parameters_and_return_values() {
 }
 
 #[test]
+fn a_parameter_declared_as_a_function_is_a_function_pointer() {
+    // ldv-regression/callfpointer: `void f(void g(int))` (C11 6.7.6.3p8)
+    let d = tmp();
+    let body = |cond: &str| {
+        format!("void f(void g(int)) {{ g(1); }}\nvoid h(int i) {{ if ({cond}) reach_error(); }}\nint main(void) {{ f(h); return 0; }}\n")
+    };
+    let f = write(d.path(), "fparam.c", &body("i != 1"));
+    assert_eq!(verify(&f).verdict, Verdict::Safe);
+    let g = write(d.path(), "fparam_bug.c", &body("i == 1"));
+    assert_eq!(verify(&g).verdict, Verdict::Unsafe);
+}
+
+#[test]
+fn recursion_within_the_bound_is_proved_and_deeper_recursion_is_unknown() {
+    // cfa::recursion: three activations of `sum`, then the bound target
+    let d = tmp();
+    let prog = |n: i32, r: i32| {
+        format!("int sum(int n) {{ if (n <= 0) return 0; return n + sum(n - 1); }}\nint main(void) {{ if (sum({n}) != {r}) reach_error(); return 0; }}\n")
+    };
+    // (the default domains: predicate abstraction alone loses the return values)
+    let run = |name: &str, n: i32, r: i32| {
+        let f = write(d.path(), name, &prog(n, r));
+        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
+    };
+    assert_eq!(run("sum2.c", 2, 3).0, 0);
+    assert_eq!(run("sum2_bug.c", 2, 4).0, 10);
+    let (code, out) = run("sum3.c", 3, 6);
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("deeper than the recursion bound"), "{out}");
+}
+
+#[test]
 fn pointer_equalities_without_heap_contents() {
     let d = tmp();
     let f = write(

@@ -130,6 +130,36 @@ fn a_ring_bounded_by_a_parameter_is_proved_on_explicit_heaps() {
 }
 
 #[test]
+fn a_read_of_an_uninitialised_field_replays_with_the_models_value() {
+    // UNKNOWN before ("replay diverged"): the interpreter read such cells as 0
+    assert_unsafe_with_replay(&data("uninit_field_bug.c"));
+    assert_safe_with_certificate(&data("uninit_field_safe.c"));
+}
+
+#[test]
+fn recursion_is_analysed_to_a_bound_and_never_proved_past_it() {
+    // cfa::recursion: recursive (and mutually recursive) functions cloned per level
+    assert_safe_with_certificate(&data("recursive_free_safe.c"));
+    assert_unsafe_with_replay(&data("recursive_free_bug.c"));
+    // a recursion as deep as the list: UNKNOWN (with the reason), for every property
+    let f = data("recursive_deep.c");
+    for prop in ["unreach-call", "valid-memsafety"] {
+        let (code, out) = shapemc(&[
+            "verify",
+            "--jobs",
+            "1",
+            "--property",
+            prop,
+            f.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 20, "{prop}: {out}");
+        if prop == "unreach-call" {
+            assert!(out.contains("deeper than the recursion bound"), "{out}");
+        }
+    }
+}
+
+#[test]
 fn unbounded_list_needs_the_shape_domain() {
     assert_safe_with_certificate(&data("sll_unbounded_safe.c"));
     assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));

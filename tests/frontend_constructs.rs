@@ -395,9 +395,31 @@ fn calls_params_returns_and_recursion() {
             "0 -> 2 assume((fact::n > 1))",
             "1 -> 3 fact::__ret = 1",
             "2 -> 4 fact::__t0 = fact::n",
-            "4 -> 5 fact::__t1 = fact((fact::n - 1))",
+            "4 -> 5 fact::__t1 = fact@2((fact::n - 1))",
             "5 -> 3 fact::__ret = (fact::__t0 * fact::__t1)",
         ],
+    );
+    // bounded recursion (cfa::recursion): the clones have their own variables, and
+    // the last one's recursive call leads to the bound target
+    check(
+        src,
+        "fact@2",
+        &[
+            "0 -> 1 assume((fact@2::n <= 1))",
+            "0 -> 2 assume((fact@2::n > 1))",
+            "1 -> 3 fact@2::__ret = 1",
+            "2 -> 4 fact@2::__t0 = fact@2::n",
+            "4 -> 5 fact@2::__t1 = fact@3((fact@2::n - 1))",
+            "5 -> 3 fact@2::__ret = (fact@2::__t0 * fact@2::__t1)",
+        ],
+    );
+    let bound = edges(&lower(src), "fact@3");
+    assert!(
+        bound.contains(&"4 -> 5 assume(0)".to_string())
+            && bound
+                .iter()
+                .any(|e| e.starts_with("4 -> ") && e.ends_with(" skip")),
+        "{bound:?}"
     );
     check(
         src,
@@ -418,6 +440,7 @@ fn calls_params_returns_and_recursion() {
     let nothing = p.function("nothing").expect("nothing");
     assert!(p.functions[nothing].ret.is_none());
     check(src, "nothing", &["0 -> 1 skip"]);
+    assert!(p.function("nothing@2").is_none() && p.function("fact@4").is_none());
 }
 
 #[test]
@@ -543,6 +566,24 @@ fn text_and_dot_forms() {
     let dot = program_to_dot(&p, None);
     assert!(dot.starts_with("digraph cfa {"));
     assert!(dot.contains("label=\"main::__ret = 0\""), "{dot}");
+}
+
+#[test]
+fn what_gcc_only_warns_about_is_lowered_or_refused_never_a_parse_error() {
+    // clang 16+ makes these errors; gcc (SV-COMP's compiler) warns: ldv-regression's
+    // ex3_forlist defines `void *malloc(int)` returning an int
+    unsupported(
+        "int *g(void) { return 5; }\nint main() { return g() == 0; }\n",
+        1,
+        23,
+        "integer to pointer conversion",
+    );
+    unsupported(
+        "int main() { int x = foo(2);\n return x; }\n",
+        1,
+        22,
+        "call to external function `foo`",
+    );
 }
 
 #[test]
@@ -900,10 +941,10 @@ fn gcc_float_types_and_builtins_do_not_break_integer_programs() {
             .any(|w| w.contains(":1:9: warning: treating gcc's '_Float128' as 'long double'")),
         "{warnings:?}"
     );
+    // `__builtin_va_arg_pack()` is an implicit declaration, which clang (with gcc's
+    // `-Wno-error=implicit-function-declaration`) accepts with a warning of its own
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains(":7:45: warning: declaring gcc's '__builtin_va_arg_pack'")),
+        !warnings.iter().any(|w| w.contains("error")),
         "{warnings:?}"
     );
     assert!(p.function("g").is_some());

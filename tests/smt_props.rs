@@ -186,6 +186,7 @@ proptest! {
                 let trivial = Inputs {
                     nondet: vec![0; 16],
                     alloc_null: vec![false; 16],
+                    ..Default::default()
                 };
                 prop_assert_ne!(eval_path(&prog, &path, &trivial), Eval::ReachedError);
                 prop_assert!(!replays_to_error(&prog, &path, &trivial));

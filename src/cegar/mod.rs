@@ -463,6 +463,9 @@ fn counterexample(
     inputs: crate::cfa::Inputs,
     run: &crate::interp::Run,
 ) -> Counterexample {
+    // of the model's loads, the values the replay read from uninitialised cells
+    let mut inputs = inputs;
+    inputs.uninit_loads = run.inputs.uninit_loads.clone();
     Counterexample {
         format: Counterexample::FORMAT.into(),
         file: prog.file.display().to_string(),
@@ -793,6 +796,11 @@ where
             ),
             count(LocKind::Error, "reach_error() call", "reach_error() calls"),
             count(LocKind::MemLeak, "leak", "leaks"),
+            count(
+                LocKind::RecursionBound,
+                "call deeper than the recursion bound",
+                "calls deeper than the recursion bound",
+            ),
         ]
         .into_iter()
         .flatten()
@@ -801,6 +809,18 @@ where
             return format!(
                 "no proof of {}: reachable ({}), after which the program is not analysed: {}",
                 self.opts.property,
+                counts.join(", "),
+                self.undefined[0].1
+            );
+        }
+        if self
+            .undefined
+            .iter()
+            .all(|(k, _)| *k == LocKind::RecursionBound)
+        {
+            return format!(
+                "no path to an error location was found, but runs that recurse deeper than {} activations were not analysed ({}): {}",
+                crate::cfa::recursion::RECURSION_DEPTH,
                 counts.join(", "),
                 self.undefined[0].1
             );
@@ -1142,6 +1162,7 @@ fn replays_target(kind: LocKind, outcome: &crate::interp::Outcome) -> bool {
                 ..
             },
         ) | (LocKind::DivByZero, O::DivByZero { .. })
+            | (LocKind::RecursionBound, O::RecursionBound { .. })
             | (
                 LocKind::InvalidDeref,
                 O::MemError {
@@ -1236,6 +1257,16 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
             "call through `{f}`, which is NULL or not the address of a function of its type"
         ),
         (LocKind::InvalidCall, None) => "call through an invalid function pointer".into(),
+        (LocKind::RecursionBound, _) => {
+            let callee = match prog.graph[at].func {
+                f if f < prog.functions.len() => prog.functions[f].name.clone(),
+                _ => "a function".into(),
+            };
+            format!(
+                "a call in `{callee}` deeper than the recursion bound ({} activations of a recursive function)",
+                crate::cfa::recursion::RECURSION_DEPTH
+            )
+        }
         (LocKind::MemLeak, _) => match e.op {
             crate::cfa::Op::AssumeLeak {
                 check: crate::cfa::LeakCheck::Unfreed,

@@ -147,7 +147,9 @@ impl<'t> Ctx<'t> {
             | CXType_IncompleteArray
             | CXType_VariableArray
             | CXType_DependentSizedArray => unsup(at, "array"),
-            CXType_FunctionProto | CXType_FunctionNoProto => unsup(at, "function type"),
+            // a function-typed value is its address (a designator decays, a parameter
+            // declared as a function is a pointer, C11 6.3.2.1p4, 6.7.6.3p8)
+            CXType_FunctionProto | CXType_FunctionNoProto => Ok(CTy::Scalar(FN_PTR)),
             _ => unsup(at, &format!("type `{}`", t.spelling())),
         }
     }

@@ -337,7 +337,7 @@ proptest! {
         prog.functions[0].exit = cur;
         let run = crate::interp::run_inputs(
             &prog,
-            &crate::cfa::Inputs { nondet: inputs.clone(), alloc_null: vec![] },
+            &crate::cfa::Inputs { nondet: inputs.clone(), ..Default::default() },
             &crate::interp::Limits::default(),
         );
         prop_assert!(!run.outcome.is_error(), "a literal of {:?} is false concretely ({:?})", last.render(&prec), inputs);

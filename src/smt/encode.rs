@@ -157,6 +157,10 @@ pub struct PathEncoding {
     pub locs: Vec<Node>,
     pub inputs: Vec<InputSlot>,
     pub allocs: Vec<AllocSlot>,
+    /// Each memory read (`Load`, `LoadIndirect`) as its step and the symbol of the
+    /// value read: the model's value is what an uninitialised cell held on the path
+    /// (`Inputs::uninit_loads`).
+    pub loads: Vec<(usize, SymId)>,
 }
 
 impl PathEncoding {
@@ -205,6 +209,7 @@ struct Encoder<'p> {
     n_allocs: i64,
     inputs: Vec<InputSlot>,
     allocs: Vec<AllocSlot>,
+    loads: Vec<(usize, SymId)>,
     ufs: FxHashMap<&'static str, FuncDecl>,
     /// Step being encoded.
     cur_step: usize,
@@ -285,6 +290,7 @@ impl<'p> Encoder<'p> {
             n_allocs: 0,
             inputs: Vec::new(),
             allocs: Vec::new(),
+            loads: Vec::new(),
             ufs: FxHashMap::default(),
             cur_step: 0,
             pending_null: Vec::new(),
@@ -536,6 +542,7 @@ impl<'p> Encoder<'p> {
             locs,
             inputs: self.inputs,
             allocs: self.allocs,
+            loads: self.loads,
         })
     }
 
@@ -692,6 +699,7 @@ impl<'p> Encoder<'p> {
                 let fty = prog.field(*field).ty.clone();
                 let val = self.convert_ty(&prog.vars[*dst].ty, &fty, val);
                 self.def_var(*dst, val, enc);
+                self.record_load(i, *dst);
             }
             Op::Store { ptr, field, src } => {
                 let p = self.read_var(*ptr, i, enc);
@@ -866,6 +874,14 @@ impl<'p> Encoder<'p> {
             val,
         );
         self.def_var(dst, val, enc);
+        self.record_load(i, dst);
+    }
+
+    /// Records the read at step `i` that defined `dst` ([`PathEncoding::loads`]).
+    fn record_load(&mut self, i: usize, dst: VarId) {
+        if let Some(id) = self.var_cur[dst] {
+            self.loads.push((i, id));
+        }
     }
 
     /// `*ptr = src`: every candidate cell of `ptr` is written where it is the one.

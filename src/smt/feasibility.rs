@@ -85,6 +85,8 @@ pub struct Model {
     pub nondet: Vec<NondetValue>,
     /// All allocations in path order.
     pub allocs: Vec<AllocOutcome>,
+    /// The value of each memory read, by path step ([`PathEncoding::loads`]).
+    pub loads: Vec<(usize, i64)>,
 }
 
 impl Model {
@@ -105,6 +107,7 @@ impl Model {
                 .filter(|a| a.heap)
                 .map(|a| a.null)
                 .collect(),
+            uninit_loads: self.loads.iter().copied().collect(),
         }
     }
 }
@@ -272,6 +275,15 @@ fn solve_with(
                     null,
                     addr: a.addr,
                 });
+            }
+            for &(step, sym) in &enc.loads {
+                let v = enc.consts[sym as usize]
+                    .as_int()
+                    .and_then(|c| m.eval(&c, true))
+                    .and_then(|v| v.as_i64());
+                if let Some(v) = v {
+                    model.loads.push((step, v));
+                }
             }
             Ok(Feasibility::Feasible(model))
         }

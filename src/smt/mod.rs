@@ -73,10 +73,12 @@
 //!   or a garbage address distinct from every object (encoded as a value in
 //!   `[-2^31, 0]`, objects live at positive addresses), as in [`crate::interp`].
 //!
-//! Models convert to [`crate::cfa::Inputs`]: the values of `Nondet` steps in path order
-//! and one NULL/non-NULL bit per heap `Alloc`. The interpreter starts variables at 0/NULL
-//! and reads uninitialised cells as 0, so a model that relies on other uninitialised
-//! values does not replay (the caller then answers UNKNOWN, never UNSAFE).
+//! Models convert to [`crate::cfa::Inputs`]: the values of `Nondet` steps in path order,
+//! one NULL/non-NULL bit per heap `Alloc`, and the value of every memory read by path
+//! step (`uninit_loads`), which the interpreter uses where it reads an uninitialised cell
+//! (an integer as is; a pointer as NULL or a garbage pointer). It starts variables at
+//! 0/NULL, so a model that relies on other uninitialised values (or on a garbage pointer
+//! equal to an object) does not replay (the caller then answers UNKNOWN, never UNSAFE).
 
 pub mod atoms;
 pub mod encode;

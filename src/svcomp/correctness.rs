@@ -43,7 +43,13 @@ pub fn invariants(
     )
     .into_owned();
     let mut heads = Vec::new();
+    let recursive = crate::cfa::recursion::unrolled_functions(&prog);
     for head in crate::explicit::sample::loop_heads(&prog) {
+        // a loop of a recursive function runs in several activations, each with its
+        // own copy of the function: no one copy's facts hold for all of them
+        if recursive.contains(&prog.graph[head].func) {
+            continue;
+        }
         let src = &prog.graph[head].src;
         let Some(at) = offset(&text, src.line, src.col) else {
             continue;

@@ -88,11 +88,17 @@ impl Source {
     }
 }
 
-/// The function a step's edge belongs to (its source location's).
+/// The C function a step's edge belongs to (its source location's; a clone `f@2`
+/// of a recursive function, [`crate::cfa::recursion`], is `f`).
 pub fn step_function(prog: &Program, edge: crate::cfa::EdgeId) -> String {
     prog.graph
         .edge_endpoints(edge)
-        .map(|(from, _)| prog.functions[prog.graph[from].func].name.clone())
+        .map(|(from, _)| {
+            let name = &prog.functions[prog.graph[from].func].name;
+            name.split_once('@')
+                .map_or(name.as_str(), |(b, _)| b)
+                .to_string()
+        })
         .unwrap_or_default()
 }
 

@@ -272,10 +272,15 @@ impl<'c, 't> FnLower<'c, 't> {
         let Some(&callee) = c.expr_children().first() else {
             return unsup(c, "internal: call without callee");
         };
-        if !is_fn_ptr(callee.ty()) {
+        // a parameter declared as a function (`void f(void g(int))`) is a pointer,
+        // though libclang types its uses as written
+        let fn_ty = if is_fn_ptr(callee.ty()) {
+            callee.ty().canonical().pointee().canonical()
+        } else if is_fn_type(callee.ty()) {
+            callee.ty().canonical()
+        } else {
             return unsup(c, "indirect call");
-        }
-        let fn_ty = callee.ty().canonical().pointee().canonical();
+        };
         if fn_ty.kind() == CXType_FunctionNoProto {
             return unsup(c, "call through a function pointer without prototype");
         }
@@ -381,6 +386,15 @@ impl<'c, 't> FnLower<'c, 't> {
         let to = c.ty().canonical();
         let from = inner.ty().canonical();
         if is_fn_type(from) {
+            // a parameter declared as a function holds a pointer (libclang types its
+            // uses as written): its value
+            let s = strip_parens(inner);
+            let param = s.kind() == CXCursor_DeclRefExpr
+                && s.referenced()
+                    .is_some_and(|d| d.kind() == CXCursor_ParmDecl);
+            if param && (is_fn_ptr(to) || is_fn_type(to)) {
+                return self.rv(inner);
+            }
             if is_fn_ptr(to) && to.pointee().canonical().equals(&from) {
                 return self.fn_value(inner);
             }
@@ -447,7 +461,7 @@ impl<'c, 't> FnLower<'c, 't> {
             let Some(p) = def.arg(i as u32) else {
                 return unsup(c, "internal: parameter");
             };
-            let pty = self.cx.scalar(p.ty(), p)?;
+            let pty = super::param_ty(self.cx, p)?;
             vals.push(self.call_arg(&args, i, pty, src)?);
         }
         self.emit(

@@ -241,12 +241,23 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     cx.prog.main = main_id;
     cx.assemble();
     cx.prog.entry = cx.prog.functions[start].entry;
+    crate::cfa::recursion::unroll(&mut cx.prog, crate::cfa::recursion::RECURSION_DEPTH);
     cx.prog.branch_pointer_comparisons();
     if !opts.keep_pointer_cells {
         cx.prog.unbox_pointer_cells();
     }
     cx.prog.reuse_loaded_ints();
     Ok(cx.prog)
+}
+
+/// The type of parameter `p`: a parameter declared as a function is a function
+/// pointer (C11 6.7.6.3p8; libclang gives the declaration, and the prototype's argument
+/// types, as written).
+fn param_ty<'t>(cx: &mut Ctx<'t>, p: Cursor<'t>) -> R<Ty> {
+    if crate::frontend::types::is_fn_type(p.ty()) {
+        return Ok(crate::frontend::types::FN_PTR);
+    }
+    cx.scalar(p.ty(), p)
 }
 
 /// Per-function lowering state.
@@ -305,7 +316,7 @@ impl<'c, 't> FnLower<'c, 't> {
             let Some(p) = def.arg(i) else {
                 return unsup(def, "internal: missing parameter");
             };
-            let ty = fl.cx.scalar(p.ty(), p)?;
+            let ty = param_ty(fl.cx, p)?;
             let pname = p.spelling();
             let name = if pname.is_empty() {
                 format!("{}::__p{i}", fl.fname)
