@@ -190,6 +190,21 @@ fn a_parameter_declared_as_a_function_is_a_function_pointer() {
 }
 
 #[test]
+fn the_address_of_a_global_in_a_global_initialiser() {
+    // ldv-regression test13/test30: exit 3 ("address of a scalar variable") before
+    let d = tmp();
+    let prog = |second: &str| {
+        format!("int a = 1, b;\nint *pa = &a, *pb = &b;\nstruct two {{ int *x, *y; }} g = {{&a, &b}};\nint main(void) {{ *pb = 2; if (pa != {second} || *g.y != 2 || *g.x != 1) reach_error(); return 0; }}\n")
+    };
+    let run = |name: &str, second: &str| {
+        let f = write(d.path(), name, &prog(second));
+        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
+    };
+    assert_eq!(run("global_addr.c", "&a").0, 0);
+    assert_eq!(run("global_addr_bug.c", "&b").0, 10);
+}
+
+#[test]
 fn recursion_within_the_bound_is_proved_and_deeper_recursion_is_unknown() {
     // cfa::recursion: three activations of `sum`, then the bound target
     let d = tmp();

@@ -207,7 +207,9 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     let root = tu.cursor();
     cx.intrusive = super::intrusive::scan(root);
     for d in root.children() {
-        if d.kind() == CXCursor_FunctionDecl && d.is_definition() {
+        // bodies, and the initialisers of globals (`int *pa = &a;`)
+        if (d.kind() == CXCursor_FunctionDecl && d.is_definition()) || d.kind() == CXCursor_VarDecl
+        {
             collect_addr_taken(d, &mut cx.addr_taken);
         }
     }
