@@ -190,6 +190,22 @@ fn a_parameter_declared_as_a_function_is_a_function_pointer() {
 }
 
 #[test]
+fn uninitialised_locals_whose_address_is_taken() {
+    // ldv-regression test03: the cell held a stored `nondet()` value, which the
+    // interpolants could not quantify away (through the memory array): UNKNOWN before
+    let d = tmp();
+    let prog = |second: &str| {
+        format!("int same(int *p, int *q) {{ return p == q; }}\nint main(void) {{ int a, b; int *p1 = &a, *p2 = {second}; a = same(p1, p2); if (a) reach_error(); return b - b; }}\n")
+    };
+    let run = |name: &str, second: &str| {
+        let f = write(d.path(), name, &prog(second));
+        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
+    };
+    assert_eq!(run("cells.c", "&b").0, 0);
+    assert_eq!(run("cells_bug.c", "&a").0, 10);
+}
+
+#[test]
 fn the_address_of_a_global_in_a_global_initialiser() {
     // ldv-regression test13/test30: exit 3 ("address of a scalar variable") before
     let d = tmp();

@@ -5,7 +5,7 @@ use super::cursor::{strip_noop, strip_parens};
 use super::expr::zero;
 use super::lvalue::Lv;
 use super::{loc, unsup, FnLower, Unsup, R};
-use crate::cfa::{AllocKind, Expr, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
+use crate::cfa::{AllocKind, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
 use crate::frontend::clang::Cursor;
 use crate::frontend::types::CTy;
 use clang_sys::*;
@@ -46,15 +46,14 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.cx.cell_vars.insert(v, ty.clone());
                 self.locals.insert(d.canonical(), v);
                 self.alloc_cell(v, ty.clone(), src);
-                let e = match d.var_init() {
-                    Some(i) => self.rv_as(i, &ty)?,
-                    None => {
-                        let t = self.tmp(ty.clone());
-                        self.emit(Op::Nondet { dst: t }, src);
-                        Expr::Var(t)
-                    }
-                };
-                self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
+                // without initialiser the cell stays uninitialised, like a stack
+                // struct's fields: its reads are indeterminate in every domain and in
+                // the path encoding (an unconstrained cell, no quantified value for the
+                // interpolants), and a replay takes the model's value
+                if let Some(i) = d.var_init() {
+                    let e = self.rv_as(i, &ty)?;
+                    self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
+                }
             }
             CTy::Scalar(ty) => {
                 let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);

@@ -2,7 +2,9 @@
 //!
 //! Conventions (documented for the analyses):
 //! - locals declared without initialiser get a `Nondet` edge at the declaration
-//!   (their value is indeterminate in C);
+//!   (their value is indeterminate in C), except an address-taken scalar, whose cell
+//!   stays uninitialised like a stack struct's fields (indeterminate reads everywhere;
+//!   no quantified value in the interpolants over its memory array);
 //! - struct-typed locals/globals become a pointer variable (same name) to an object
 //!   allocated with `AllocKind::Stack` at the declaration (globals: in the start
 //!   function); `s.f` is then `s->f`; a stack object declared in a loop is allocated
