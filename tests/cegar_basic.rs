@@ -26,6 +26,13 @@ fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
+/// `shapemc verify --jobs 1` with the default domains on `body` written to `dir/name`:
+/// the exit code and what it printed.
+fn verify_cli(dir: &Path, name: &str, body: &str) -> (i32, String) {
+    let f = write(dir, name, body);
+    shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
+}
+
 fn verify(file: &Path) -> shapemc::cegar::cli::VerifyReport {
     let args = VerifyArgs {
         timeout: Some(60.0),
@@ -197,12 +204,8 @@ fn uninitialised_locals_whose_address_is_taken() {
     let prog = |second: &str| {
         format!("int same(int *p, int *q) {{ return p == q; }}\nint main(void) {{ int a, b; int *p1 = &a, *p2 = {second}; a = same(p1, p2); if (a) reach_error(); return b - b; }}\n")
     };
-    let run = |name: &str, second: &str| {
-        let f = write(d.path(), name, &prog(second));
-        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
-    };
-    assert_eq!(run("cells.c", "&b").0, 0);
-    assert_eq!(run("cells_bug.c", "&a").0, 10);
+    assert_eq!(verify_cli(d.path(), "cells.c", &prog("&b")).0, 0);
+    assert_eq!(verify_cli(d.path(), "cells_bug.c", &prog("&a")).0, 10);
 }
 
 #[test]
@@ -212,12 +215,8 @@ fn the_address_of_a_global_in_a_global_initialiser() {
     let prog = |second: &str| {
         format!("int a = 1, b;\nint *pa = &a, *pb = &b;\nstruct two {{ int *x, *y; }} g = {{&a, &b}};\nint main(void) {{ *pb = 2; if (pa != {second} || *g.y != 2 || *g.x != 1) reach_error(); return 0; }}\n")
     };
-    let run = |name: &str, second: &str| {
-        let f = write(d.path(), name, &prog(second));
-        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
-    };
-    assert_eq!(run("global_addr.c", "&a").0, 0);
-    assert_eq!(run("global_addr_bug.c", "&b").0, 10);
+    assert_eq!(verify_cli(d.path(), "global_addr.c", &prog("&a")).0, 0);
+    assert_eq!(verify_cli(d.path(), "global_addr_bug.c", &prog("&b")).0, 10);
 }
 
 #[test]
@@ -228,13 +227,9 @@ fn recursion_within_the_bound_is_proved_and_deeper_recursion_is_unknown() {
         format!("int sum(int n) {{ if (n <= 0) return 0; return n + sum(n - 1); }}\nint main(void) {{ if (sum({n}) != {r}) reach_error(); return 0; }}\n")
     };
     // (the default domains: predicate abstraction alone loses the return values)
-    let run = |name: &str, n: i32, r: i32| {
-        let f = write(d.path(), name, &prog(n, r));
-        shapemc(&["verify", "--jobs", "1", f.to_str().unwrap()])
-    };
-    assert_eq!(run("sum2.c", 2, 3).0, 0);
-    assert_eq!(run("sum2_bug.c", 2, 4).0, 10);
-    let (code, out) = run("sum3.c", 3, 6);
+    assert_eq!(verify_cli(d.path(), "sum2.c", &prog(2, 3)).0, 0);
+    assert_eq!(verify_cli(d.path(), "sum2_bug.c", &prog(2, 4)).0, 10);
+    let (code, out) = verify_cli(d.path(), "sum3.c", &prog(3, 6));
     assert_eq!(code, 20, "{out}");
     assert!(out.contains("deeper than the recursion bound"), "{out}");
 }

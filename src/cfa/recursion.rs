@@ -84,6 +84,8 @@ pub fn unroll(prog: &mut Program, depth: usize) -> usize {
         return 0;
     }
     let depth = depth.max(1);
+    // the order of the program as written decides which calls start a level
+    let order = preorder(prog);
     // component of each recursive function
     let mut comp_of: HashMap<FuncId, usize> = HashMap::new();
     for (i, c) in comps.iter().enumerate() {
@@ -106,7 +108,7 @@ pub fn unroll(prog: &mut Program, depth: usize) -> usize {
             made += 1;
         }
     }
-    // redirect the calls inside each component: depth d → d + 1, the last to the bound
+    // redirect the calls inside each component to their level's copy, or the bound
     let call_edges: Vec<_> = prog
         .graph
         .edge_indices()
@@ -116,7 +118,6 @@ pub fn unroll(prog: &mut Program, depth: usize) -> usize {
         .iter()
         .flat_map(|(&f, cs)| cs.iter().enumerate().map(move |(i, &c)| (c, (f, i + 1))))
         .collect();
-    let order = preorder(prog);
     for e in call_edges {
         let Some((from, _)) = prog.graph.edge_endpoints(e) else {
             continue;
