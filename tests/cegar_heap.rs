@@ -130,6 +130,14 @@ fn a_ring_bounded_by_a_parameter_is_proved_on_explicit_heaps() {
 }
 
 #[test]
+fn a_call_of_an_allocation_wrapper_is_the_allocation() {
+    // `void *kzalloc(int size, int flags) { return calloc(1, size); }`: UNKNOWN before
+    // (the object had no type; interpolants over its validity tag were dropped)
+    assert_safe_with_certificate(&data("alloc_wrapper_safe.c"));
+    assert_unsafe_with_replay(&data("alloc_wrapper_bug.c"));
+}
+
+#[test]
 fn a_read_of_an_uninitialised_field_replays_with_the_models_value() {
     // UNKNOWN before ("replay diverged"): the interpreter read such cells as 0
     assert_unsafe_with_replay(&data("uninit_field_bug.c"));

@@ -72,19 +72,30 @@ impl<'c, 't> FnLower<'c, 't> {
         let Some(d) = direct_callee(call) else {
             return unsup(call, "internal: allocation");
         };
-        let name = d.spelling();
-        let n = call.num_args().max(0) as u32;
-        let mut sizes = Vec::new();
-        for i in 0..n {
+        // the call's arguments: constants, or evaluated for their effects
+        let mut outer = Vec::new();
+        for i in 0..call.num_args().max(0) as u32 {
             let Some(a) = call.arg(i) else { continue };
             match a.eval_int() {
-                Some(v) if !has_side_effects(a) => sizes.push(Some(v)),
+                Some(v) if !has_side_effects(a) => outer.push(Some(v)),
                 _ => {
                     self.effect(a)?;
-                    sizes.push(None);
+                    outer.push(None);
                 }
             }
         }
+        // an allocation wrapper's call is its allocation, with the wrapper's arguments
+        let (name, sizes) = match d.definition().and_then(super::cursor::alloc_wrapper) {
+            Some((inner, args)) if !self.is_special(&d.spelling()) => {
+                let size = |a: &super::cursor::WrapperArg| match *a {
+                    super::cursor::WrapperArg::Const(v) => Some(v),
+                    super::cursor::WrapperArg::Param(p) => outer.get(p as usize).copied().flatten(),
+                };
+                (inner, args.iter().map(size).collect::<Vec<_>>())
+            }
+            _ => (d.spelling(), outer),
+        };
+        let n = sizes.len() as u32;
         let mut bytes = sizes
             .iter()
             .try_fold(1i64, |acc, s| s.map(|v| acc.saturating_mul(v)))

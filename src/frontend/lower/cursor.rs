@@ -123,13 +123,80 @@ pub(super) fn direct_callee<'t>(call: Cursor<'t>) -> Option<Cursor<'t>> {
     (d.kind() == CXCursor_FunctionDecl && casts.iter().all(same_type)).then_some(d)
 }
 
-/// Whether `c` is a direct call of `malloc`, `calloc` or `alloca`.
+/// Whether `c` is a direct call of `malloc`, `calloc` or `alloca`, or of an allocation
+/// wrapper ([`alloc_wrapper`]).
 pub(super) fn is_alloc_call(c: Cursor<'_>) -> bool {
     c.kind() == CXCursor_CallExpr
         && direct_callee(c).is_some_and(|d| {
-            matches!(
-                d.spelling().as_str(),
-                "malloc" | "calloc" | "alloca" | "__builtin_alloca"
-            )
+            is_alloc_fn(&d.spelling()) || d.definition().is_some_and(|d| alloc_wrapper(d).is_some())
         })
+}
+
+fn is_alloc_fn(name: &str) -> bool {
+    matches!(name, "malloc" | "calloc" | "alloca" | "__builtin_alloca")
+}
+
+/// An argument of the allocation call inside a wrapper: a constant or a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WrapperArg {
+    Const(i64),
+    Param(u32),
+}
+
+/// A function definition whose body is `return malloc(a)`, `return calloc(a, b)` (or
+/// `alloca`), each argument a constant or one of its parameters, after statements
+/// that only mention parameters (`(void) flags;`): an *allocation wrapper* such as the
+/// Linux kernel's `kzalloc` or a test's `allocate_memory`. A call of one is the
+/// allocation itself (the same runs: parameters are only read, nothing else happens),
+/// lowered where the caller's pointer gives the type. Returns the allocation function's
+/// name and its arguments.
+pub(super) fn alloc_wrapper(def: Cursor<'_>) -> Option<(String, Vec<WrapperArg>)> {
+    let body = def
+        .children()
+        .into_iter()
+        .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+    let stmts = body.children();
+    let (last, before) = stmts.split_last()?;
+    let nparams = u32::try_from(def.num_args()).ok()?;
+    let params: Vec<Cursor<'_>> = (0..nparams).filter_map(|i| def.arg(i)).collect();
+    let param_of = |e: Cursor<'_>| -> Option<u32> {
+        let e = strip_casts(e);
+        if e.kind() != CXCursor_DeclRefExpr {
+            return None;
+        }
+        let d = e.referenced()?;
+        params.iter().position(|p| *p == d).map(|i| i as u32)
+    };
+    // `(void) p;` only
+    let void_use = |s: &Cursor<'_>| {
+        s.kind() == CXCursor_CStyleCastExpr
+            && s.expr_children()
+                .first()
+                .is_some_and(|&e| param_of(e).is_some())
+    };
+    if !before.iter().all(void_use) || last.kind() != CXCursor_ReturnStmt {
+        return None;
+    }
+    let call = strip_casts(*last.expr_children().first()?);
+    if call.kind() != CXCursor_CallExpr {
+        return None;
+    }
+    let name = direct_callee(call)?.spelling();
+    if !is_alloc_fn(&name) {
+        return None;
+    }
+    let n = u32::try_from(call.num_args()).ok()?;
+    let mut args = Vec::new();
+    for i in 0..n {
+        let a = call.arg(i)?;
+        if has_side_effects(a) {
+            return None;
+        }
+        args.push(match (a.eval_int(), param_of(a)) {
+            (Some(v), _) => WrapperArg::Const(v),
+            (None, Some(p)) => WrapperArg::Param(p),
+            _ => return None,
+        });
+    }
+    Some((name, args))
 }
