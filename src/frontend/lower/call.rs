@@ -64,6 +64,12 @@ impl<'c, 't> FnLower<'c, 't> {
                 None => break,
             }
         }
+        // the call's own type: an allocation wrapper returning `struct s *`
+        if pointee == Ty::Void {
+            if let CTy::Scalar(Ty::Ptr(p)) = self.cx.conv(call.ty(), call)? {
+                pointee = *p;
+            }
+        }
         if pointee == Ty::Void {
             if let Some(h) = hint {
                 pointee = h;
