@@ -569,6 +569,24 @@ fn text_and_dot_forms() {
 }
 
 #[test]
+fn a_call_of_an_allocation_wrapper_is_lowered_as_the_allocation() {
+    // cursor::alloc_wrapper: the call site allocates, typed by the caller's pointer or,
+    // for `void *q`, by the wrapper's own return type
+    let src = "#include <stdlib.h>\nstruct node { int v; struct node *next; };\nvoid *kzalloc(int size, int flags) { (void) flags; return calloc(1, size); }\nstruct node *new_node(void) { return malloc(sizeof(struct node)); }\nint main() {\n struct node *p = kzalloc(sizeof(struct node), 1);\n void *q = new_node();\n return p == q;\n}\n";
+    let got = edges(&lower(src), "main");
+    assert!(
+        got.iter()
+            .any(|e| e.ends_with("main::p = calloc(struct node)")),
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|e| e.ends_with("main::q = malloc(struct node)")),
+        "{got:?}"
+    );
+}
+
+#[test]
 fn what_gcc_only_warns_about_is_lowered_or_refused_never_a_parse_error() {
     // clang 16+ makes these errors; gcc (SV-COMP's compiler) warns: ldv-regression's
     // ex3_forlist defines `void *malloc(int)` returning an int
