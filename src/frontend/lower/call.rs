@@ -2,7 +2,10 @@
 //! co., `free`, output functions), calls of functions with a body, indirect calls
 //! through function pointers and the values and conversions of function pointers.
 
-use super::cursor::{direct_callee, has_side_effects, is_alloc_call, strip_casts, strip_parens};
+use super::cursor::{
+    alloc_wrapper, direct_callee, has_side_effects, is_alloc_call, strip_casts, strip_parens,
+    WrapperArg,
+};
 use super::expr::as_comparison;
 use super::{loc, unsup, Ctx, FnLower, IndirectCall, R};
 use crate::cfa::{AllocKind, Expr, LocKind, Op, SrcLoc, Ty, VarId};
@@ -91,11 +94,11 @@ impl<'c, 't> FnLower<'c, 't> {
             }
         }
         // an allocation wrapper's call is its allocation, with the wrapper's arguments
-        let (name, sizes) = match d.definition().and_then(super::cursor::alloc_wrapper) {
+        let (name, sizes) = match d.definition().and_then(alloc_wrapper) {
             Some((inner, args)) if !self.is_special(&d.spelling()) => {
-                let size = |a: &super::cursor::WrapperArg| match *a {
-                    super::cursor::WrapperArg::Const(v) => Some(v),
-                    super::cursor::WrapperArg::Param(p) => outer.get(p as usize).copied().flatten(),
+                let size = |a: &WrapperArg| match *a {
+                    WrapperArg::Const(v) => Some(v),
+                    WrapperArg::Param(p) => outer.get(p as usize).copied().flatten(),
                 };
                 (inner, args.iter().map(size).collect::<Vec<_>>())
             }
