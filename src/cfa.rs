@@ -455,6 +455,11 @@ pub enum LocKind {
     /// ([`recursion::unroll`]): what follows is not analysed. A target like
     /// [`LocKind::NullDeref`]: a run that reaches it ends UNKNOWN, never SAFE.
     RecursionBound,
+    /// The target of a step the front end does not model (added by it): the address
+    /// `&a[i]` of an array element with `i` out of `0..N` (one past the end is valid C,
+    /// but no object of the model is there; anything else is undefined behaviour). A
+    /// target like [`LocKind::NullDeref`]: a run that reaches it ends UNKNOWN, never SAFE.
+    Unmodelled,
     /// A location after `abort()`/`exit()` (no successors).
     Sink,
 }
@@ -570,6 +575,7 @@ impl Program {
                 | LocKind::InvalidCall
                 | LocKind::MemLeak
                 | LocKind::RecursionBound
+                | LocKind::Unmodelled
         )
     }
 

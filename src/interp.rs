@@ -83,6 +83,9 @@ pub enum Outcome {
     /// A call deeper than the recursion bound (a [`LocKind::RecursionBound`] target):
     /// the run is not followed further.
     RecursionBound { src: SrcLoc },
+    /// A step the front end does not model (a [`LocKind::Unmodelled`] target): the run
+    /// is not followed further.
+    Unmodelled { src: SrcLoc },
     /// The step limit was hit.
     StepLimit,
     /// Replay only: the path does not match the program under the given inputs.
@@ -118,6 +121,12 @@ impl fmt::Display for Outcome {
             Outcome::DivByZero { src } => write!(f, "division by zero at {src}"),
             Outcome::RecursionBound { src } => {
                 write!(f, "call deeper than the recursion bound at {src}")
+            }
+            Outcome::Unmodelled { src } => {
+                write!(
+                    f,
+                    "a step outside the model (an array address out of range) at {src}"
+                )
             }
             Outcome::StepLimit => write!(f, "step limit reached"),
             Outcome::Diverged { step, reason } => {
@@ -724,6 +733,7 @@ impl<'a> Machine<'a> {
                 }
                 LocKind::DivByZero => return Ok(Outcome::DivByZero { src: loc.src }),
                 LocKind::RecursionBound => return Ok(Outcome::RecursionBound { src: loc.src }),
+                LocKind::Unmodelled => return Ok(Outcome::Unmodelled { src: loc.src }),
                 LocKind::InvalidDeref => {
                     return Ok(Outcome::MemError {
                         kind: MemErrorKind::InvalidDeref,
@@ -813,6 +823,8 @@ impl<'a> Machine<'a> {
             Outcome::DivByZero { src: loc.src }
         } else if loc.kind == LocKind::RecursionBound {
             Outcome::RecursionBound { src: loc.src }
+        } else if loc.kind == LocKind::Unmodelled {
+            Outcome::Unmodelled { src: loc.src }
         } else if loc.kind == LocKind::InvalidDeref {
             Outcome::MemError {
                 kind: MemErrorKind::InvalidDeref,

@@ -64,6 +64,7 @@ fn outcome_kind(o: &Outcome) -> &'static str {
         Outcome::MemError { .. } => "memory-error",
         Outcome::DivByZero { .. } => "division-by-zero",
         Outcome::RecursionBound { .. } => "recursion-bound",
+        Outcome::Unmodelled { .. } => "unmodelled",
         Outcome::StepLimit => "step-limit",
         Outcome::Diverged { .. } => "diverged",
         Outcome::Stuck { .. } => "stuck",

@@ -168,6 +168,44 @@ fn recursion_is_analysed_to_a_bound_and_never_proved_past_it() {
 }
 
 #[test]
+fn arrays_of_constant_length_are_analysed_element_by_element() {
+    // frontend::lower::array: every array was exit 3 ("array") before
+    assert_safe_with_certificate(&data("array_buckets_safe.c"));
+    assert_unsafe_with_replay(&data("array_buckets_bug.c"));
+    // an index out of range is undefined behaviour (an invalid dereference), the
+    // address one past the end is valid C but not modelled: UNKNOWN under unreach-call;
+    // under valid-memsafety the first is a violation, the second UNKNOWN
+    let run = |name: &str, prop: &str| {
+        let f = data(name);
+        shapemc(&[
+            "verify",
+            "--jobs",
+            "1",
+            "--property",
+            prop,
+            f.to_str().unwrap(),
+        ])
+    };
+    let (code, out) = run("array_index_oob.c", "unreach-call");
+    assert_eq!(code, 20, "{out}");
+    assert!(
+        out.contains("array access out of bounds (index `main::i`)"),
+        "{out}"
+    );
+    let (code, out) = run("array_index_oob.c", "valid-memsafety");
+    assert_eq!(
+        (code, out.lines().next()),
+        (10, Some("UNSAFE (valid-deref)")),
+        "{out}"
+    );
+    for prop in ["unreach-call", "valid-memsafety"] {
+        let (code, out) = run("array_one_past.c", prop);
+        assert_eq!(code, 20, "{prop}: {out}");
+        assert!(out.contains("array address out of range"), "{prop}: {out}");
+    }
+}
+
+#[test]
 fn unbounded_list_needs_the_shape_domain() {
     assert_safe_with_certificate(&data("sll_unbounded_safe.c"));
     assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));

@@ -801,6 +801,11 @@ where
                 "call deeper than the recursion bound",
                 "calls deeper than the recursion bound",
             ),
+            count(
+                LocKind::Unmodelled,
+                "array address out of range",
+                "array addresses out of range",
+            ),
         ]
         .into_iter()
         .flatten()
@@ -821,6 +826,17 @@ where
             return format!(
                 "no path to an error location was found, but runs that recurse deeper than {} activations were not analysed ({}): {}",
                 crate::cfa::recursion::RECURSION_DEPTH,
+                counts.join(", "),
+                self.undefined[0].1
+            );
+        }
+        if self
+            .undefined
+            .iter()
+            .all(|(k, _)| matches!(*k, LocKind::RecursionBound | LocKind::Unmodelled))
+        {
+            return format!(
+                "no path to an error location was found, but runs past a step this analysis does not model were not analysed ({}): {}",
                 counts.join(", "),
                 self.undefined[0].1
             );
@@ -1163,6 +1179,7 @@ fn replays_target(kind: LocKind, outcome: &crate::interp::Outcome) -> bool {
             },
         ) | (LocKind::DivByZero, O::DivByZero { .. })
             | (LocKind::RecursionBound, O::RecursionBound { .. })
+            | (LocKind::Unmodelled, O::Unmodelled { .. })
             | (
                 LocKind::InvalidDeref,
                 O::MemError {
@@ -1242,7 +1259,12 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
         crate::cfa::Op::AssumeInvalid { ptr, .. } => Some(prog.vars[*ptr].name.clone()),
         _ => None,
     };
+    // the front end's array index checks are `assume(i < 0)` / `assume(i >= N)`
+    let index_check = matches!(e.op, crate::cfa::Op::Assume { .. });
     let what = match (prog.graph[at].kind, operand) {
+        (LocKind::InvalidDeref, Some(i)) if index_check => {
+            format!("array access out of bounds (index `{i}`)")
+        }
         (LocKind::InvalidDeref, Some(p)) => {
             format!("dereference of `{p}`, a dangling (freed) or garbage pointer")
         }
@@ -1257,6 +1279,9 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
             "call through `{f}`, which is NULL or not the address of a function of its type"
         ),
         (LocKind::InvalidCall, None) => "call through an invalid function pointer".into(),
+        (LocKind::Unmodelled, _) => {
+            "the address of an array element out of range (not modelled; one past the end is valid C, anything else undefined)".into()
+        }
         (LocKind::RecursionBound, _) => {
             let callee = match prog.graph[at].func {
                 f if f < prog.functions.len() => prog.functions[f].name.clone(),

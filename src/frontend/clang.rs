@@ -590,6 +590,19 @@ impl<'t> Type<'t> {
         u64::try_from(s).ok()
     }
 
+    /// The element type of an array type.
+    pub fn array_element(&self) -> Type<'t> {
+        // SAFETY: pure function.
+        Type::wrap(unsafe { clang_getArrayElementType(self.raw) })
+    }
+
+    /// The length of a constant-size array type (None for other types).
+    pub fn array_size(&self) -> Option<u64> {
+        // SAFETY: pure function.
+        let n = unsafe { clang_getArraySize(self.raw) };
+        u64::try_from(n).ok()
+    }
+
     /// True if the two types are the same type (compare canonical types to see
     /// through typedefs).
     pub fn equals(&self, other: &Type<'_>) -> bool {

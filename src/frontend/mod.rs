@@ -294,6 +294,7 @@ pub fn program_to_text(p: &Program, only: Option<FuncId>) -> String {
                 LocKind::InvalidFree => " (invalid free)",
                 LocKind::InvalidCall => " (invalid call)",
                 LocKind::RecursionBound => " (recursion bound)",
+                LocKind::Unmodelled => " (unmodelled)",
                 LocKind::Sink => " (sink)",
                 _ => "",
             };
@@ -326,7 +327,8 @@ pub fn program_to_dot(p: &Program, only: Option<FuncId>) -> String {
                 | LocKind::InvalidFree
                 | LocKind::InvalidCall
                 | LocKind::MemLeak
-                | LocKind::RecursionBound => "doublecircle, color=orange",
+                | LocKind::RecursionBound
+                | LocKind::Unmodelled => "doublecircle, color=orange",
                 LocKind::Sink => "box",
                 LocKind::FuncEntry => "circle, style=bold",
                 LocKind::FuncExit => "doublecircle",

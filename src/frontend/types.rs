@@ -48,6 +48,39 @@ pub fn is_fn_type(t: Type<'_>) -> bool {
     )
 }
 
+/// The most elements (over all dimensions) an array may have: every element is a
+/// field, a variable or an object of its own (`lower::array`).
+pub const MAX_ARRAY_ELEMS: u64 = 256;
+
+/// The element type and length of a constant-size array type (`T[N]`, N > 0).
+pub fn const_array(t: Type<'_>) -> Option<(Type<'_>, u64)> {
+    let c = t.canonical();
+    if c.kind() != CXType_ConstantArray {
+        return None;
+    }
+    let n = c.array_size()?;
+    (n > 0).then(|| (c.array_element(), n))
+}
+
+/// True for array types, of constant size or not.
+pub fn is_array(t: Type<'_>) -> bool {
+    matches!(
+        t.canonical().kind(),
+        CXType_ConstantArray
+            | CXType_IncompleteArray
+            | CXType_VariableArray
+            | CXType_DependentSizedArray
+    )
+}
+
+/// The element count of an array type over all its dimensions (1 for a non-array).
+pub fn array_elems(t: Type<'_>) -> u64 {
+    match const_array(t) {
+        Some((e, n)) => n.saturating_mul(array_elems(e)),
+        None => 1,
+    }
+}
+
 /// The integer promotion of a type (`char`/`short`/`_Bool` become `int`).
 pub fn promote(t: &Ty) -> Ty {
     match t {
@@ -261,6 +294,75 @@ impl<'t> Ctx<'t> {
         out
     }
 
+    /// Appends the fields of an array member `name` of C type `t` at byte offset `off`
+    /// of struct `id`: `name[k]` for a scalar element, `name[k].g` for the fields `g` of
+    /// a struct element, nested arrays likewise. Refused (exit 3): arrays of unknown or
+    /// variable length, more than [`MAX_ARRAY_ELEMS`] elements, intrusive link structs
+    /// or structs hosting them as elements (their objects are not fields).
+    pub fn array_fields(
+        &mut self,
+        out: &mut Vec<FieldDef>,
+        name: &str,
+        t: Type<'t>,
+        off: u64,
+        at: Cursor<'t>,
+        id: StructId,
+    ) -> R<()> {
+        let Some((elem, n)) = const_array(t) else {
+            return unsup(at, "array of unknown or variable length");
+        };
+        if array_elems(t) > MAX_ARRAY_ELEMS {
+            return unsup(
+                at,
+                &format!("array of more than {MAX_ARRAY_ELEMS} elements"),
+            );
+        }
+        let Some(esize) = elem.size_of() else {
+            return unsup(at, "array of elements of unknown size");
+        };
+        for k in 0..n {
+            let ename = format!("{name}[{k}]");
+            let eoff = off + k * esize;
+            if is_array(elem) {
+                self.array_fields(out, &ename, elem, eoff, at, id)?;
+                continue;
+            }
+            if elem.canonical().kind() == CXType_Record {
+                let key = record_key(elem.canonical().declaration());
+                if self.intrusive.aliases.contains_key(&key)
+                    || self.intrusive.splits.contains_key(&key)
+                {
+                    return unsup(at, "array of intrusive link structs inside a struct");
+                }
+            }
+            match self.conv(elem, at)? {
+                CTy::Scalar(ty) => out.push(FieldDef {
+                    name: ename,
+                    ty,
+                    offset: eoff,
+                }),
+                CTy::Struct(inner) => {
+                    let fields = self.prog.structs[inner].fields.clone();
+                    if inner == id || fields.is_empty() {
+                        return unsup(at, "array of structs of incomplete type");
+                    }
+                    if fields.iter().any(|g| g.name.contains('$')) {
+                        return unsup(at, "array of structs that host intrusive links");
+                    }
+                    for g in fields {
+                        out.push(FieldDef {
+                            name: format!("{ename}.{}", g.name),
+                            ty: g.ty,
+                            offset: eoff + g.offset,
+                        });
+                    }
+                }
+                CTy::Void => return unsup(at, "array of void"),
+            }
+        }
+        Ok(())
+    }
+
     /// Computes the flattened fields and size of struct `id` from its definition.
     fn flatten(&mut self, id: StructId, def: Cursor<'t>) -> R<()> {
         let mut fields = Vec::new();
@@ -311,6 +413,11 @@ impl<'t> Ctx<'t> {
                         offset: off + goff as u64 / 8,
                     });
                 }
+                continue;
+            }
+            if is_array(f.ty()) {
+                // `T m[N]`: fields `m[0]` … `m[N-1]` (`m[k].g` for a struct `T`)
+                self.array_fields(&mut fields, &fname, f.ty(), off, f, id)?;
                 continue;
             }
             match self.conv(f.ty(), f)? {

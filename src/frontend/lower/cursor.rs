@@ -37,7 +37,16 @@ pub(super) fn collect_addr_taken<'t>(c: Cursor<'t>, out: &mut HashSet<Cursor<'t>
     for ch in c.children() {
         if ch.kind() == CXCursor_UnaryOperator && ch.unary_op() == CXUnaryOperator_AddrOf {
             if let Some(&inner) = ch.expr_children().first() {
-                let inner = strip_parens(inner);
+                let mut inner = strip_parens(inner);
+                // `&a[i]` (also `&a[i][j]`) takes the address of an element of `a`
+                while inner.kind() == CXCursor_ArraySubscriptExpr {
+                    let base = inner.expr_children().into_iter().find(|b| {
+                        let t = b.ty().canonical();
+                        t.kind() == CXType_Pointer || crate::frontend::types::is_array(t)
+                    });
+                    let Some(base) = base else { break };
+                    inner = strip_parens(strip_decay(base));
+                }
                 if inner.kind() == CXCursor_DeclRefExpr {
                     if let Some(d) = inner.referenced() {
                         if matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
@@ -49,6 +58,18 @@ pub(super) fn collect_addr_taken<'t>(c: Cursor<'t>, out: &mut HashSet<Cursor<'t>
         }
         collect_addr_taken(ch, out);
     }
+}
+
+/// The array under an implicit array-to-pointer conversion (else `c` itself).
+fn strip_decay(c: Cursor<'_>) -> Cursor<'_> {
+    if c.kind() == CXCursor_UnexposedExpr {
+        if let [inner] = c.expr_children()[..] {
+            if crate::frontend::types::is_array(inner.ty()) {
+                return inner;
+            }
+        }
+    }
+    c
 }
 
 /// Strips parentheses and implicit conversions that do not change the type.

@@ -7,13 +7,16 @@ use super::lvalue::Lv;
 use super::{loc, unsup, FnLower, Unsup, R};
 use crate::cfa::{AllocKind, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
 use crate::frontend::clang::Cursor;
-use crate::frontend::types::CTy;
+use crate::frontend::types::{is_array, CTy};
 use clang_sys::*;
 
 impl<'c, 't> FnLower<'c, 't> {
     /// The variable a reference at `at` to the declaration `decl` denotes (a local, or
     /// a global registered on first use).
     pub(super) fn var_of(&mut self, decl: Cursor<'t>, at: Cursor<'t>) -> R<VarId> {
+        if is_array(decl.ty()) {
+            return unsup(at, "array used as a pointer (array-to-pointer decay)");
+        }
         let key = decl.canonical();
         if let Some(&v) = self.locals.get(&key) {
             return Ok(v);
@@ -36,6 +39,9 @@ impl<'c, 't> FnLower<'c, 't> {
         if matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern) {
             self.cx.global_var(d)?;
             return Ok(());
+        }
+        if is_array(d.ty()) {
+            return self.decl_array(d);
         }
         let name = self.unique_name(&d.spelling());
         match self.cx.conv(d.ty(), d)? {
@@ -163,6 +169,10 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.init_struct(t, l, "", None, zero_rest)?;
                 continue;
             }
+            if is_array(f.ty()) {
+                self.init_array_field(ptr, s, &fname, f.ty(), item, zero_rest, *f)?;
+                continue;
+            }
             match self.cx.conv(f.ty(), *f)? {
                 CTy::Struct(_) => {
                     let sub = format!("{fname}.");
@@ -222,11 +232,18 @@ impl<'c, 't> FnLower<'c, 't> {
             };
         };
         for part in prefix.split('.').filter(|p| !p.is_empty()) {
+            // `m[k]`: an element of the array member `m` (`lower::array`)
+            let (member, dims) = match part.find('[') {
+                Some(i) => (&part[..i], part[i..].matches('[').count()),
+                None => (part, 0),
+            };
             let f = def
                 .children()
                 .into_iter()
-                .find(|f| f.kind() == CXCursor_FieldDecl && f.spelling() == part);
-            let Some(next) = f.and_then(|f| f.ty().canonical().declaration().definition()) else {
+                .find(|f| f.kind() == CXCursor_FieldDecl && f.spelling() == member);
+            let elem =
+                f.map(|f| (0..dims).fold(f.ty().canonical(), |t, _| t.array_element().canonical()));
+            let Some(next) = elem.and_then(|t| t.declaration().definition()) else {
                 return unsup(def, "internal: embedded struct not found");
             };
             def = next;

@@ -295,7 +295,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     return if strip_parens(inner).kind() == CXCursor_StringLiteral {
                         unsup(c, "string literal")
                     } else {
-                        unsup(c, "array")
+                        unsup(c, "array used as a pointer (array-to-pointer decay)")
                     };
                 }
                 let CTy::Scalar(to) = to else {
@@ -379,7 +379,10 @@ impl<'c, 't> FnLower<'c, 't> {
                 Some(v) => Ok(Expr::Int(v)),
                 None => unsup(c, "sizeof/alignof of a variable-length type"),
             },
-            CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
+            CXCursor_ArraySubscriptExpr => {
+                let lv = self.lv(c)?;
+                self.read(lv, c)
+            }
             CXCursor_InitListExpr => unsup(c, "initialiser list"),
             CXCursor_CompoundLiteralExpr => unsup(c, "compound literal"),
             CXCursor_StmtExpr => {

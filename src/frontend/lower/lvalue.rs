@@ -5,7 +5,7 @@ use super::cursor::strip_parens;
 use super::{loc, unsup, Ctx, FnLower, R};
 use crate::cfa::{Expr, FieldRef, Op, StructId, Ty, VarId};
 use crate::frontend::clang::Cursor;
-use crate::frontend::types::CTy;
+use crate::frontend::types::{is_array, CTy};
 use clang_sys::*;
 
 /// An lvalue after its address computation.
@@ -19,6 +19,11 @@ pub(super) enum Lv {
     Deref(VarId, Ty),
     /// A struct object (or embedded struct at `prefix`) that `ptr` points into.
     Obj(VarId, StructId, String),
+    /// An array: its elements' lvalues in order (reaching any of them emits nothing).
+    Arr(Vec<Lv>),
+    /// The element of an array that the index in the variable selects (`a[i]`): its
+    /// uses branch on the index (`lower::array`), one arm per element, in order.
+    Switch(VarId, Vec<Lv>),
 }
 
 impl<'c, 't> FnLower<'c, 't> {
@@ -41,6 +46,9 @@ impl<'c, 't> FnLower<'c, 't> {
                 if !matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl) {
                     return unsup(c, "lvalue that is not a variable");
                 }
+                if is_array(d.ty()) {
+                    return self.array_var(d, c);
+                }
                 let v = self.var_of(d, c)?;
                 if let Some(t) = self.cx.cell_vars.get(&v) {
                     return Ok(Lv::Deref(v, t.clone()));
@@ -55,59 +63,100 @@ impl<'c, 't> FnLower<'c, 't> {
                     return unsup(c, "internal: member access without base");
                 };
                 let bt = base.ty().canonical();
-                let (p, s, prefix) = if bt.kind() == CXType_Pointer {
+                let Some(fd) = c.referenced() else {
+                    return unsup(c, "internal: unresolved member");
+                };
+                if bt.kind() == CXType_Pointer {
                     let ty = self.ety(base)?;
                     let Some(s) = ty.pointee_struct() else {
                         return unsup(c, "member access through a non-struct pointer");
                     };
                     let e = self.rv(base)?;
                     let p = self.atom(e, ty, loc(base));
-                    (p, s, self.cx.obj_prefix(bt.pointee()))
+                    let prefix = self.cx.obj_prefix(bt.pointee());
+                    self.member(c, fd, p, s, &prefix, false)
                 } else {
-                    match self.lv(base)? {
-                        Lv::Obj(p, s, prefix) => (p, s, prefix),
-                        _ => return unsup(c, "member access on a non-struct"),
-                    }
-                };
-                let Some(fd) = c.referenced() else {
-                    return unsup(c, "internal: unresolved member");
-                };
-                if let Some(place) = self.cx.split_place(fd) {
-                    return self.split_link(c, p, s, &format!("{prefix}{}", place.link_field()));
-                }
-                let name = format!("{prefix}{}", fd.spelling());
-                match self.cx.conv(c.ty(), c)? {
-                    CTy::Struct(_) => Ok(Lv::Obj(p, s, format!("{name}."))),
-                    CTy::Scalar(_) => match self.cx.prog.structs[s].field_index(&name) {
-                        Some(idx) => Ok(Lv::Field(
-                            p,
-                            FieldRef {
-                                strukt: s,
-                                field: idx,
-                            },
-                        )),
-                        None => unsup(c, "internal: unknown field"),
-                    },
-                    CTy::Void => unsup(c, "void member"),
+                    let base = self.lv(base)?;
+                    self.member_of(c, fd, base, false)
                 }
             }
             CXCursor_UnaryOperator if c.unary_op() == CXUnaryOperator_Deref => {
                 let inner = self.only_child(c)?;
-                let pty = self.ety(inner)?;
-                let prefix = self.cx.obj_prefix(inner.ty().canonical().pointee());
-                let e = self.rv(inner)?;
-                let p = self.atom(e, pty.clone(), loc(inner));
-                match pty {
-                    Ty::Ptr(t) => match *t {
-                        Ty::Struct(s) => Ok(Lv::Obj(p, s, prefix)),
-                        Ty::Void => unsup(c, "dereference of a void pointer"),
-                        t => Ok(Lv::Deref(p, t)),
-                    },
-                    _ => unsup(c, "dereference of a non-pointer"),
-                }
+                self.deref(c, inner)
             }
-            CXCursor_ArraySubscriptExpr => unsup(c, "array subscript"),
+            CXCursor_ArraySubscriptExpr => self.subscript(c),
             _ => unsup(c, &format!("lvalue `{}`", c.kind_name())),
+        }
+    }
+
+    /// Member `fd` (the member expression `c`) of the struct lvalue `base`; `in_arm`:
+    /// `base` is an arm of a [`Lv::Switch`], where nothing may be emitted.
+    fn member_of(&mut self, c: Cursor<'t>, fd: Cursor<'t>, base: Lv, in_arm: bool) -> R<Lv> {
+        match base {
+            Lv::Obj(p, s, prefix) => self.member(c, fd, p, s, &prefix, in_arm),
+            Lv::Switch(i, arms) => {
+                let arms = arms
+                    .into_iter()
+                    .map(|a| self.member_of(c, fd, a, true))
+                    .collect::<R<Vec<_>>>()?;
+                Ok(Lv::Switch(i, arms))
+            }
+            _ => unsup(c, "member access on a non-struct"),
+        }
+    }
+
+    /// Member `fd` of the struct (embedded at `prefix`) that `p` points to.
+    fn member(
+        &mut self,
+        c: Cursor<'t>,
+        fd: Cursor<'t>,
+        p: VarId,
+        s: StructId,
+        prefix: &str,
+        in_arm: bool,
+    ) -> R<Lv> {
+        if let Some(place) = self.cx.split_place(fd) {
+            if in_arm {
+                return unsup(
+                    c,
+                    "a link struct embedded in several places, in an array element selected by a variable index",
+                );
+            }
+            return self.split_link(c, p, s, &format!("{prefix}{}", place.link_field()));
+        }
+        let name = format!("{prefix}{}", fd.spelling());
+        if is_array(c.ty()) {
+            return self.member_array(c, p, s, &name, c.ty());
+        }
+        match self.cx.conv(c.ty(), c)? {
+            CTy::Struct(_) => Ok(Lv::Obj(p, s, format!("{name}."))),
+            CTy::Scalar(_) => match self.cx.prog.structs[s].field_index(&name) {
+                Some(idx) => Ok(Lv::Field(
+                    p,
+                    FieldRef {
+                        strukt: s,
+                        field: idx,
+                    },
+                )),
+                None => unsup(c, "internal: unknown field"),
+            },
+            CTy::Void => unsup(c, "void member"),
+        }
+    }
+
+    /// `*inner` (the expression `c`).
+    pub(super) fn deref(&mut self, c: Cursor<'t>, inner: Cursor<'t>) -> R<Lv> {
+        let pty = self.ety(inner)?;
+        let prefix = self.cx.obj_prefix(inner.ty().canonical().pointee());
+        let e = self.rv(inner)?;
+        let p = self.atom(e, pty.clone(), loc(inner));
+        match pty {
+            Ty::Ptr(t) => match *t {
+                Ty::Struct(s) => Ok(Lv::Obj(p, s, prefix)),
+                Ty::Void => unsup(c, "dereference of a void pointer"),
+                t => Ok(Lv::Deref(p, t)),
+            },
+            _ => unsup(c, "dereference of a non-pointer"),
         }
     }
 
@@ -153,6 +202,8 @@ impl<'c, 't> FnLower<'c, 't> {
                 Ok(Expr::Var(t))
             }
             Lv::Obj(..) => unsup(at, "struct value (copy/pass/return by value)"),
+            Lv::Arr(_) => unsup(at, "array used as a value (array-to-pointer decay)"),
+            Lv::Switch(i, arms) => self.read_switch(i, arms, at),
         }
     }
 
@@ -164,6 +215,8 @@ impl<'c, 't> FnLower<'c, 't> {
             Lv::Field(ptr, field) => self.emit(Op::Store { ptr, field, src: e }, src),
             Lv::Deref(ptr, _) => self.emit(Op::StoreIndirect { ptr, src: e }, src),
             Lv::Obj(..) => return unsup(at, "struct assignment"),
+            Lv::Arr(_) => return unsup(at, "array assignment"),
+            Lv::Switch(i, arms) => return self.write_switch(i, arms, e, at),
         }
         Ok(())
     }
@@ -244,7 +297,8 @@ impl<'c, 't> FnLower<'c, 't> {
             Lv::Var(v) => Some(self.cx.prog.vars[*v].ty.clone()),
             Lv::Field(_, f) => Some(self.cx.prog.field(*f).ty.clone()),
             Lv::Deref(_, t) => Some(t.clone()),
-            Lv::Obj(..) => None,
+            Lv::Obj(..) | Lv::Arr(_) => None,
+            Lv::Switch(_, arms) => arms.first().and_then(|a| self.lv_ty(a)),
         }
     }
 

@@ -58,6 +58,7 @@
 
 #![allow(non_upper_case_globals)]
 
+mod array;
 mod call;
 mod cond;
 mod cursor;
@@ -119,6 +120,10 @@ struct GlobalInit<'t> {
     var: VarId,
     decl: Cursor<'t>,
     strukt: Option<StructId>,
+    /// The initialiser (the declaration's, or an array element's item).
+    init: Option<Cursor<'t>>,
+    /// The C type of the variable (of the element for an array element).
+    ty: Type<'t>,
 }
 
 /// Whole-program lowering state.
@@ -131,6 +136,8 @@ pub struct Ctx<'t> {
     pub struct_defs: Vec<Option<Cursor<'t>>>,
     tu: &'t TranslationUnit<'t>,
     globals: HashMap<Cursor<'t>, VarId>,
+    /// Global arrays: the lvalues of their elements' variables (`lower::array`).
+    global_arrays: HashMap<Cursor<'t>, lvalue::Lv>,
     global_inits: Vec<GlobalInit<'t>>,
     /// Variables that point to the stack object backing a struct-typed variable.
     obj_vars: HashMap<VarId, StructId>,
@@ -189,6 +196,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         struct_defs: Vec::new(),
         tu,
         globals: HashMap::new(),
+        global_arrays: HashMap::new(),
         global_inits: Vec::new(),
         obj_vars: HashMap::new(),
         cell_vars: HashMap::new(),
@@ -219,7 +227,12 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     for d in root.children() {
         match d.kind() {
             CXCursor_VarDecl if d.in_main_file() => {
-                if let Err(e) = cx.global_var(d) {
+                let registered = if crate::frontend::types::is_array(d.ty()) {
+                    cx.global_array(d).map(|_| ())
+                } else {
+                    cx.global_var(d).map(|_| ())
+                };
+                if let Err(e) = registered {
                     cx.deferred_globals.insert(d.canonical(), e);
                 }
             }
@@ -272,6 +285,8 @@ struct FnLower<'c, 't> {
     g: LocalGraph,
     cur: usize,
     locals: HashMap<Cursor<'t>, VarId>,
+    /// Local arrays: the lvalues of their elements' variables (`lower::array`).
+    arrays: HashMap<Cursor<'t>, lvalue::Lv>,
     name_counts: HashMap<String, u32>,
     tmp_count: u32,
     breaks: Vec<usize>,
@@ -296,6 +311,7 @@ impl<'c, 't> FnLower<'c, 't> {
             g,
             cur: 0,
             locals: HashMap::new(),
+            arrays: HashMap::new(),
             name_counts: HashMap::new(),
             tmp_count: 0,
             breaks: Vec::new(),

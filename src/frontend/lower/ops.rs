@@ -5,7 +5,7 @@ use super::cursor::{has_side_effects, strip_noop};
 use super::expr::{as_comparison, is_const};
 use super::lvalue::Lv;
 use super::{loc, unsup, FnLower, R};
-use crate::cfa::{BinOp, Expr, Op, Ty, UnOp};
+use crate::cfa::{BinOp, Expr, LocKind, Op, Ty, UnOp};
 use crate::frontend::clang::Cursor;
 use crate::frontend::intrusive;
 use crate::frontend::types::{is_fn_ptr, is_fn_type, promote, wrap_const, BOOL};
@@ -71,32 +71,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     return self.fn_value(inner).map(Some);
                 }
                 let lv = self.lv(inner)?;
-                let src = loc(c);
-                match lv {
-                    Lv::Field(ptr, field) => {
-                        let fty = self.cx.prog.field(field).ty.clone();
-                        let t = self.tmp(Ty::Ptr(Box::new(fty)));
-                        self.emit(Op::FieldAddr { dst: t, ptr, field }, src);
-                        Ok(Some(Expr::Var(t)))
-                    }
-                    Lv::Obj(p, _, prefix) if prefix.is_empty() => Ok(Some(Expr::Var(p))),
-                    // `&t->m` of the link struct identified with its container is `t`
-                    Lv::Obj(p, _, prefix) if prefix == self.cx.obj_prefix(inner.ty()) => {
-                        Ok(Some(Expr::Var(p)))
-                    }
-                    Lv::Obj(..) => {
-                        let why = self
-                            .cx
-                            .intrusive
-                            .refused
-                            .get(&intrusive::record_key(inner.ty().canonical().declaration()))
-                            .map(|places| format!(" (it is embedded in several places: {places}; container_of is supported for a struct embedded in one place only)"))
-                            .unwrap_or_default();
-                        unsup(c, &format!("address of an embedded struct{why}"))
-                    }
-                    Lv::Deref(p, _) => Ok(Some(Expr::Var(p))),
-                    Lv::Var(_) => unsup(c, "address of a scalar variable"),
-                }
+                self.addr_of(lv, c, inner).map(Some)
             }
             CXUnaryOperator_Deref => {
                 if !want && c.ty().canonical().kind() == CXType_Record {
@@ -133,6 +108,46 @@ impl<'c, 't> FnLower<'c, 't> {
                 }))
             }
             _ => unsup(c, "unary operator"),
+        }
+    }
+
+    /// The address `&inner` (the expression `c`) of the lvalue `lv`.
+    fn addr_of(&mut self, lv: Lv, c: Cursor<'t>, inner: Cursor<'t>) -> R<Expr> {
+        let src = loc(c);
+        match lv {
+            Lv::Field(ptr, field) => {
+                let fty = self.cx.prog.field(field).ty.clone();
+                let t = self.tmp(Ty::Ptr(Box::new(fty)));
+                self.emit(Op::FieldAddr { dst: t, ptr, field }, src);
+                Ok(Expr::Var(t))
+            }
+            Lv::Obj(p, _, prefix) if prefix.is_empty() => Ok(Expr::Var(p)),
+            // `&t->m` of the link struct identified with its container is `t`
+            Lv::Obj(p, _, prefix) if prefix == self.cx.obj_prefix(inner.ty()) => Ok(Expr::Var(p)),
+            Lv::Obj(..) => {
+                let why = self
+                    .cx
+                    .intrusive
+                    .refused
+                    .get(&intrusive::record_key(inner.ty().canonical().declaration()))
+                    .map(|places| format!(" (it is embedded in several places: {places}; container_of is supported for a struct embedded in one place only)"))
+                    .unwrap_or_default();
+                unsup(c, &format!("address of an embedded struct{why}"))
+            }
+            Lv::Deref(p, _) => Ok(Expr::Var(p)),
+            Lv::Var(_) => unsup(c, "address of a scalar variable"),
+            Lv::Arr(_) => unsup(c, "address of an array (a pointer to an array)"),
+            Lv::Switch(i, arms) => {
+                // `&a[i]`: an index out of `0..N` is not modelled (one past the end)
+                let ty = self.ety(c)?;
+                let t = self.tmp(ty);
+                self.branch_on(i, arms, LocKind::Unmodelled, src, |fl, arm| {
+                    let e = fl.addr_of(arm, c, inner)?;
+                    fl.emit(Op::Assign { dst: t, src: e }, src);
+                    Ok(())
+                })?;
+                Ok(Expr::Var(t))
+            }
         }
     }
 

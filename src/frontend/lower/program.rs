@@ -164,6 +164,8 @@ impl<'t> Ctx<'t> {
             var: v,
             decl: def,
             strukt,
+            init: def.var_init(),
+            ty: def.ty(),
         });
         Ok(v)
     }
@@ -207,7 +209,7 @@ impl<'t> Ctx<'t> {
         }
         for g in &inits {
             let src = fl.cx.prog.vars[g.var].src;
-            let init = g.decl.var_init();
+            let init = g.init;
             if let Some(t) = fl.cx.cell_vars.get(&g.var).cloned() {
                 let e = match init {
                     Some(i) => fl.rv_as(i, &t)?,
@@ -216,7 +218,7 @@ impl<'t> Ctx<'t> {
                 fl.emit(Op::StoreIndirect { ptr: g.var, src: e }, src);
                 continue;
             }
-            let prefix = fl.cx.obj_prefix(g.decl.ty());
+            let prefix = fl.cx.obj_prefix(g.ty);
             match (g.strukt, init) {
                 (Some(s), Some(i)) => fl.init_struct(g.var, s, &prefix, Some(i), true)?,
                 (Some(s), None) => fl.init_struct(g.var, s, &prefix, None, true)?,

@@ -1,0 +1,544 @@
+//! Arrays of constant length (`T a[N]`), modelled without pointer arithmetic.
+//!
+//! Every element is a place of its own: an element of an array variable is a variable
+//! (`a[k]`: a scalar, a stack cell when the address of an element is taken, a stack or
+//! static object for a struct), an element of an array member is a field (`m[k]`,
+//! `m[k].g`, flattened by `types::array_fields`). An array lvalue is the list of its
+//! elements' lvalues ([`Lv::Arr`]); `a[k]` with a constant `k` is one of them, and
+//! `a[i]` with a computed index is [`Lv::Switch`]: every read, write or address of it
+//! branches on `i`, one arm per element. An index out of `0..N` goes to an
+//! `InvalidDeref` target for an access (undefined behaviour, valid-deref) and to an
+//! `Unmodelled` target for `&a[i]` (one past the end is valid C, but no object is
+//! there in this model). So every run of the C program is a run of the CFA with the
+//! same values, as long as what stays refused is refused (exit 3): an array used as a
+//! pointer (decay: `p = a`, `f(a)`, `a + 1`), subscripts of pointers other than
+//! `p[0]` (which is `*p`), arrays of variable or unknown length, more than
+//! `types::MAX_ARRAY_ELEMS` elements, designated or brace-elided initialisers.
+
+use super::cursor::{has_side_effects, strip_parens};
+use super::expr::zero;
+use super::lvalue::Lv;
+use super::{loc, unsup, Ctx, FnLower, GlobalInit, R};
+use crate::cfa::{BinOp, Expr, FieldRef, LocKind, Op, Scope, SrcLoc, StructId, Ty, VarId};
+use crate::frontend::clang::{Cursor, Type};
+use crate::frontend::types::{array_elems, const_array, is_array, CTy, MAX_ARRAY_ELEMS};
+use clang_sys::*;
+
+/// The elements of `lv`, an array, at index `k` (distributed over a [`Lv::Switch`]).
+fn select(lv: &Lv, k: usize) -> Option<Lv> {
+    match lv {
+        Lv::Arr(elems) => elems.get(k).cloned(),
+        Lv::Switch(i, arms) => arms
+            .iter()
+            .map(|a| select(a, k))
+            .collect::<Option<Vec<_>>>()
+            .map(|arms| Lv::Switch(*i, arms)),
+        _ => None,
+    }
+}
+
+/// The array-typed expression under an implicit array-to-pointer conversion, if `c`
+/// is one (or is itself of array type).
+fn decayed_array(c: Cursor<'_>) -> Option<Cursor<'_>> {
+    let c = strip_parens(c);
+    if is_array(c.ty()) {
+        return Some(c);
+    }
+    if c.kind() == CXCursor_UnexposedExpr {
+        if let [inner] = c.expr_children()[..] {
+            let inner = strip_parens(inner);
+            if is_array(inner.ty()) {
+                return Some(inner);
+            }
+        }
+    }
+    None
+}
+
+/// Checks the length of array type `t` against [`MAX_ARRAY_ELEMS`].
+fn check_len<'t>(t: Type<'t>, at: Cursor<'t>) -> R<(Type<'t>, u64)> {
+    let Some((elem, n)) = const_array(t) else {
+        return unsup(at, "array of unknown or variable length");
+    };
+    if array_elems(t) > MAX_ARRAY_ELEMS {
+        return unsup(
+            at,
+            &format!("array of more than {MAX_ARRAY_ELEMS} elements"),
+        );
+    }
+    Ok((elem, n))
+}
+
+impl<'t> Ctx<'t> {
+    /// The items of an array initialiser `init` for an array of length `n`, one per
+    /// element (`None`: no item, the element is zero). Refused: an initialiser that is
+    /// not a list (a string literal), designators, more items than elements.
+    pub(super) fn init_items(
+        &self,
+        init: Option<Cursor<'t>>,
+        n: u64,
+        at: Cursor<'t>,
+    ) -> R<Vec<Option<Cursor<'t>>>> {
+        let mut out = vec![None; n as usize];
+        let Some(i) = init else {
+            return Ok(out);
+        };
+        let i = strip_parens(i);
+        if i.kind() != CXCursor_InitListExpr {
+            return unsup(
+                i,
+                "array initialiser that is not a list (a string literal or a copy)",
+            );
+        }
+        // a designator (`[k] =`, `.f =`) starts an item at brace depth 1
+        let mut depth = 0;
+        let mut item_start = false;
+        for (tok, _) in self.tu.tokens(i) {
+            match tok.as_str() {
+                "{" => {
+                    depth += 1;
+                    item_start = depth == 1;
+                    continue;
+                }
+                "}" => depth -= 1,
+                "," if depth == 1 => {
+                    item_start = true;
+                    continue;
+                }
+                "[" | "." if depth == 1 && item_start => {
+                    return unsup(i, "designated initialiser");
+                }
+                _ => {}
+            }
+            item_start = false;
+        }
+        let items = i.expr_children();
+        if items.len() as u64 > n {
+            return unsup(items[n as usize], "excess initialiser");
+        }
+        for (k, it) in items.into_iter().enumerate() {
+            out[k] = Some(it);
+        }
+        let _ = at;
+        Ok(out)
+    }
+
+    /// The lvalue of the global (or static) array `d`, registering its elements as
+    /// globals on first use: `a[k]` each, zero or initialised by the start function.
+    pub(super) fn global_array(&mut self, d: Cursor<'t>) -> R<Lv> {
+        let key = d.canonical();
+        if let Some(lv) = self.global_arrays.get(&key) {
+            return Ok(lv.clone());
+        }
+        if let Some(e) = self.deferred_globals.get(&key) {
+            return Err(e.clone());
+        }
+        let def = d.definition().unwrap_or(d);
+        if def.storage_class() == CX_SC_Extern && !def.is_definition() {
+            return unsup(d, "external variable without definition");
+        }
+        let name = match d.semantic_parent() {
+            Some(p) if p.kind() == CXCursor_FunctionDecl => {
+                format!("{}::{}", p.spelling(), d.spelling())
+            }
+            _ => d.spelling(),
+        };
+        let taken = self.addr_taken.contains(&key);
+        let lv = self.global_elems(def, &name, def.ty(), def.var_init(), taken)?;
+        self.global_arrays.insert(key, lv.clone());
+        Ok(lv)
+    }
+
+    fn global_elems(
+        &mut self,
+        def: Cursor<'t>,
+        name: &str,
+        t: Type<'t>,
+        init: Option<Cursor<'t>>,
+        taken: bool,
+    ) -> R<Lv> {
+        if is_array(t) {
+            let (elem, n) = check_len(t, def)?;
+            let items = self.init_items(init, n, def)?;
+            let mut elems = Vec::with_capacity(n as usize);
+            for (k, item) in items.into_iter().enumerate() {
+                elems.push(self.global_elems(def, &format!("{name}[{k}]"), elem, item, taken)?);
+            }
+            return Ok(Lv::Arr(elems));
+        }
+        let src = loc(def);
+        let (v, lv, strukt) = match self.conv(t, def)? {
+            CTy::Scalar(ty) if taken => {
+                let v = self.new_var(
+                    name.into(),
+                    Ty::Ptr(Box::new(ty.clone())),
+                    Scope::Global,
+                    src,
+                );
+                self.cell_vars.insert(v, ty.clone());
+                (v, Lv::Deref(v, ty), None)
+            }
+            CTy::Scalar(ty) => {
+                let v = self.new_var(name.into(), ty, Scope::Global, src);
+                (v, Lv::Var(v), None)
+            }
+            CTy::Struct(s) => {
+                let v = self.new_var(
+                    name.into(),
+                    Ty::Ptr(Box::new(Ty::Struct(s))),
+                    Scope::Global,
+                    src,
+                );
+                self.obj_vars.insert(v, s);
+                (v, Lv::Obj(v, s, self.obj_prefix(t)), Some(s))
+            }
+            CTy::Void => return unsup(def, "array of void"),
+        };
+        self.global_inits.push(GlobalInit {
+            var: v,
+            decl: def,
+            strukt,
+            init,
+            ty: t,
+        });
+        Ok(lv)
+    }
+}
+
+impl<'c, 't> FnLower<'c, 't> {
+    /// The lvalue of the array variable `d` referenced at `at`.
+    pub(super) fn array_var(&mut self, d: Cursor<'t>, at: Cursor<'t>) -> R<Lv> {
+        if let Some(lv) = self.arrays.get(&d.canonical()) {
+            return Ok(lv.clone());
+        }
+        let global = d.kind() == CXCursor_VarDecl
+            && (matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern)
+                || d.semantic_parent()
+                    .is_some_and(|p| p.kind() == CXCursor_TranslationUnit));
+        if global {
+            return self.cx.global_array(d);
+        }
+        if d.kind() == CXCursor_ParmDecl {
+            return unsup(at, "internal: array parameter");
+        }
+        unsup(at, "internal: reference to an unknown array")
+    }
+
+    /// The array member `name` (of C type `t`) of the struct `p` points to.
+    pub(super) fn member_array(
+        &mut self,
+        c: Cursor<'t>,
+        p: VarId,
+        s: StructId,
+        name: &str,
+        t: Type<'t>,
+    ) -> R<Lv> {
+        let (elem, n) = check_len(t, c)?;
+        let mut elems = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let ename = format!("{name}[{k}]");
+            if is_array(elem) {
+                elems.push(self.member_array(c, p, s, &ename, elem)?);
+                continue;
+            }
+            elems.push(match self.cx.conv(elem, c)? {
+                CTy::Struct(_) => Lv::Obj(p, s, format!("{ename}.")),
+                CTy::Scalar(_) => match self.cx.prog.structs[s].field_index(&ename) {
+                    Some(field) => Lv::Field(p, FieldRef { strukt: s, field }),
+                    None => return unsup(c, "internal: unknown array element field"),
+                },
+                CTy::Void => return unsup(c, "array of void"),
+            });
+        }
+        Ok(Lv::Arr(elems))
+    }
+
+    /// `base[index]` (either operand order, as C allows).
+    pub(super) fn subscript(&mut self, c: Cursor<'t>) -> R<Lv> {
+        let ch = c.expr_children();
+        let [a, b] = ch[..] else {
+            return unsup(c, "internal: subscript arity");
+        };
+        let is_base = |x: Cursor<'_>| {
+            let t = x.ty().canonical();
+            t.kind() == CXType_Pointer || is_array(t)
+        };
+        let (base, index) = if is_base(a) { (a, b) } else { (b, a) };
+        let Some(arr) = decayed_array(base) else {
+            // a pointer: `p[0]` is `*p`; any other index is pointer arithmetic
+            if !has_side_effects(index) && index.eval_int() == Some(0) {
+                return self.deref(c, base);
+            }
+            return unsup(c, "subscript of a pointer (pointer arithmetic)");
+        };
+        let (_, n) = check_len(arr.ty(), c)?;
+        let lv = self.lv(arr)?;
+        let src = loc(index);
+        let k = if has_side_effects(index) {
+            None
+        } else {
+            index.eval_int()
+        };
+        if let Some(k) = k.filter(|k| (0..n as i64).contains(k)) {
+            return match select(&lv, k as usize) {
+                Some(lv) => Ok(lv),
+                None => unsup(c, "internal: subscript of a non-array"),
+            };
+        }
+        let ity = self.ety(index)?;
+        if !ity.is_int() {
+            return unsup(index, "array index that is not an integer");
+        }
+        // the index in a variable: a plain variable as it is (every use of the switch
+        // follows right after, with no assignment in between), else a temporary
+        let i = match self.rv(index)? {
+            Expr::Var(v) => v,
+            e => {
+                let i = self.tmp(ity);
+                self.emit(Op::Assign { dst: i, src: e }, src);
+                i
+            }
+        };
+        let arms = (0..n as usize)
+            .map(|k| select(&lv, k))
+            .collect::<Option<Vec<_>>>();
+        match arms {
+            Some(arms) => Ok(Lv::Switch(i, arms)),
+            None => unsup(c, "internal: subscript of a non-array"),
+        }
+    }
+
+    /// Branches on the index in `i`: for each element `k` an edge `assume(i == k)` to
+    /// `f(arm k)`, all joined afterwards; an index out of range goes to a new target of
+    /// kind `oob`. The current location is the join afterwards.
+    pub(super) fn branch_on(
+        &mut self,
+        i: VarId,
+        arms: Vec<Lv>,
+        oob: LocKind,
+        src: SrcLoc,
+        mut f: impl FnMut(&mut Self, Lv) -> R<()>,
+    ) -> R<()> {
+        let from = self.cur;
+        let join = self.node(src);
+        let n = arms.len() as i64;
+        for (k, arm) in arms.into_iter().enumerate() {
+            let at = self.node(src);
+            let cond = Expr::bin(BinOp::Eq, Expr::Var(i), Expr::Int(k as i64));
+            self.edge(from, at, Op::Assume { cond }, src);
+            self.cur = at;
+            f(self, arm)?;
+            self.jump(join, src);
+        }
+        self.g.nodes.push((src, oob));
+        let target = self.g.nodes.len() - 1;
+        for cond in [
+            Expr::bin(BinOp::Lt, Expr::Var(i), Expr::Int(0)),
+            Expr::bin(BinOp::Ge, Expr::Var(i), Expr::Int(n)),
+        ] {
+            self.edge(from, target, Op::Assume { cond }, src);
+        }
+        self.cur = join;
+        Ok(())
+    }
+
+    /// The value of the element selected by `i` (an access: out of range is an
+    /// invalid dereference).
+    pub(super) fn read_switch(&mut self, i: VarId, arms: Vec<Lv>, at: Cursor<'t>) -> R<Expr> {
+        let Some(ty) = arms.first().and_then(|a| self.lv_ty(a)) else {
+            return unsup(at, "struct or array value (copy/pass/return by value)");
+        };
+        let t = self.tmp(ty);
+        let src = loc(at);
+        self.branch_on(i, arms, LocKind::InvalidDeref, src, |fl, arm| {
+            match arm {
+                Lv::Field(ptr, field) => fl.emit(Op::Load { dst: t, ptr, field }, src),
+                Lv::Deref(ptr, _) => fl.emit(Op::LoadIndirect { dst: t, ptr }, src),
+                arm => {
+                    let e = fl.read(arm, at)?;
+                    fl.emit(Op::Assign { dst: t, src: e }, src);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Expr::Var(t))
+    }
+
+    /// Writes `e` (pure) into the element selected by `i`.
+    pub(super) fn write_switch(
+        &mut self,
+        i: VarId,
+        arms: Vec<Lv>,
+        e: Expr,
+        at: Cursor<'t>,
+    ) -> R<()> {
+        let src = loc(at);
+        self.branch_on(i, arms, LocKind::InvalidDeref, src, |fl, arm| {
+            fl.write(arm, e.clone(), at)
+        })
+    }
+
+    /// Declares the local array `d`: one variable per element, named `a[k]`, each
+    /// declared like a variable of the element type (a scalar; a stack cell when the
+    /// address of an element is taken; a stack object for a struct), initialised from
+    /// the initialiser list (elements without an item are zero) or uninitialised.
+    pub(super) fn decl_array(&mut self, d: Cursor<'t>) -> R<()> {
+        let name = self.unique_name(&d.spelling());
+        let taken = self.cx.addr_taken.contains(&d.canonical());
+        let init = d.var_init();
+        let lv = self.local_elems(d, &name, d.ty(), init, init.is_some(), taken)?;
+        self.arrays.insert(d.canonical(), lv);
+        Ok(())
+    }
+
+    fn local_elems(
+        &mut self,
+        d: Cursor<'t>,
+        name: &str,
+        t: Type<'t>,
+        init: Option<Cursor<'t>>,
+        zeroed: bool,
+        taken: bool,
+    ) -> R<Lv> {
+        if is_array(t) {
+            let (elem, n) = check_len(t, d)?;
+            let items = self.cx.init_items(init, n, d)?;
+            let mut elems = Vec::with_capacity(n as usize);
+            for (k, item) in items.into_iter().enumerate() {
+                let ename = format!("{name}[{k}]");
+                elems.push(self.local_elems(d, &ename, elem, item, zeroed, taken)?);
+            }
+            return Ok(Lv::Arr(elems));
+        }
+        let src = loc(d);
+        let scope = Scope::Local(self.fid);
+        Ok(match self.cx.conv(t, d)? {
+            CTy::Scalar(ty) if taken => {
+                let v = self
+                    .cx
+                    .new_var(name.into(), Ty::Ptr(Box::new(ty.clone())), scope, src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.cx.cell_vars.insert(v, ty.clone());
+                self.alloc_cell(v, ty.clone(), src);
+                let e = match init {
+                    Some(i) => Some(self.rv_as(i, &ty)?),
+                    None => zeroed.then(|| zero(&ty)),
+                };
+                if let Some(e) = e {
+                    self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
+                }
+                Lv::Deref(v, ty)
+            }
+            CTy::Scalar(ty) => {
+                let v = self.cx.new_var(name.into(), ty.clone(), scope, src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                match init {
+                    Some(i) => self.rhs_into(i, v)?,
+                    None if zeroed => self.emit(
+                        Op::Assign {
+                            dst: v,
+                            src: zero(&ty),
+                        },
+                        src,
+                    ),
+                    None => self.emit(Op::Nondet { dst: v }, src),
+                }
+                Lv::Var(v)
+            }
+            CTy::Struct(s) => {
+                let v = self
+                    .cx
+                    .new_var(name.into(), Ty::Ptr(Box::new(Ty::Struct(s))), scope, src);
+                self.cx.prog.functions[self.fid].locals.push(v);
+                self.cx.obj_vars.insert(v, s);
+                let bytes = self.cx.prog.structs[s].size;
+                self.emit(
+                    Op::Alloc {
+                        dst: v,
+                        pointee: Ty::Struct(s),
+                        bytes: Some(bytes),
+                        kind: crate::cfa::AllocKind::Stack,
+                    },
+                    src,
+                );
+                self.embed_links(v, s, crate::cfa::AllocKind::Stack, d, src)?;
+                let prefix = self.cx.obj_prefix(t);
+                match init {
+                    Some(i) if strip_parens(i).kind() == CXCursor_InitListExpr => {
+                        self.init_struct(v, s, &prefix, Some(i), true)?
+                    }
+                    Some(i) => return unsup(i, "struct copy in an array initialiser"),
+                    None if zeroed => self.init_struct(v, s, &prefix, None, true)?,
+                    None => {}
+                }
+                Lv::Obj(v, s, prefix)
+            }
+            CTy::Void => return unsup(d, "array of void"),
+        })
+    }
+
+    /// Initialises the array member `name` (C type `t`) of the struct `ptr` points to
+    /// from the initialiser `item` (missing items, or all when `item` is `None` and
+    /// `zero_rest`, are zero).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn init_array_field(
+        &mut self,
+        ptr: VarId,
+        s: StructId,
+        name: &str,
+        t: Type<'t>,
+        item: Option<Cursor<'t>>,
+        zero_rest: bool,
+        at: Cursor<'t>,
+    ) -> R<()> {
+        let (elem, n) = check_len(t, at)?;
+        let items = self.cx.init_items(item, n, at)?;
+        for (k, it) in items.into_iter().enumerate() {
+            if it.is_none() && !zero_rest {
+                continue;
+            }
+            let ename = format!("{name}[{k}]");
+            if is_array(elem) {
+                self.init_array_field(ptr, s, &ename, elem, it, zero_rest, at)?;
+                continue;
+            }
+            match self.cx.conv(elem, at)? {
+                CTy::Struct(_) => {
+                    if let Some(it) = it {
+                        if strip_parens(it).kind() != CXCursor_InitListExpr {
+                            return unsup(it, "initialiser with brace elision or struct copy");
+                        }
+                    }
+                    self.init_struct(ptr, s, &format!("{ename}."), it, zero_rest)?;
+                }
+                CTy::Scalar(fty) => {
+                    let Some(idx) = self.cx.prog.structs[s].field_index(&ename) else {
+                        return unsup(at, "internal: array element field not found");
+                    };
+                    let field = FieldRef {
+                        strukt: s,
+                        field: idx,
+                    };
+                    let (val, src) = match it {
+                        Some(it) => {
+                            let e = self.rv(it)?;
+                            let ity = self.ety(it)?;
+                            (self.convert(e, &ity, &fty, it)?, loc(it))
+                        }
+                        None => (zero(&fty), self.cx.prog.vars[ptr].src),
+                    };
+                    self.emit(
+                        Op::Store {
+                            ptr,
+                            field,
+                            src: val,
+                        },
+                        src,
+                    );
+                }
+                CTy::Void => return unsup(at, "array of void"),
+            }
+        }
+        Ok(())
+    }
+}
