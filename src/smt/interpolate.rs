@@ -735,6 +735,10 @@ fn wp_step(
 /// `∀x. phi` without quantifiers, via Z3's quantifier elimination on `¬∃x. ¬phi`:
 /// `qe` first; when it leaves a quantifier (e.g. `x` under an array `select` through
 /// an `ite`), the other exact pipelines of [`QE_PIPELINES`] in turn (2 s each).
+///
+/// Last, when `x` is stored into an array (a value written to memory at a symbolic
+/// address), every read of such a store is rewritten by read-over-write
+/// ([`expand_reads_of_stores`], an equivalence) and `qe` tried once more.
 fn forall_elim(x: &Dynamic, phi: &Bool) -> Result<Bool, String> {
     let mut last = String::new();
     for pipeline in QE_PIPELINES {
@@ -743,7 +747,60 @@ fn forall_elim(x: &Dynamic, phi: &Bool) -> Result<Bool, String> {
             Err(e) => last = e,
         }
     }
+    let name = x.decl().name();
+    let expanded = expand_reads_of_stores(&Dynamic::from_ast(phi), &name);
+    if let Some(expanded) = expanded.as_bool().filter(|e| e != phi) {
+        for pipeline in [
+            &["qe", "simplify"][..],
+            &["simplify", "qe2", "simplify"][..],
+        ] {
+            match forall_elim_with(pipeline, x, &expanded) {
+                Ok(out) => return Ok(out),
+                Err(e) => last = e,
+            }
+        }
+    }
     Err(last)
+}
+
+/// `t` with every `select(store(a, i, v), j)` whose store chain mentions the constant
+/// `x` rewritten to `ite(i = j, v, select(a, j))` (recursively): read-over-write, an
+/// equivalence, after which `x` occurs in arithmetic and `ite`s only where it was
+/// stored and read back.
+fn expand_reads_of_stores(t: &Dynamic, x: &str) -> Dynamic {
+    if t.kind() != AstKind::App {
+        return t.clone();
+    }
+    let old = t.children();
+    if old.is_empty() {
+        return t.clone();
+    }
+    let kids: Vec<Dynamic> = old.iter().map(|k| expand_reads_of_stores(k, x)).collect();
+    let decl = t.decl();
+    if decl.kind() == DeclKind::Select && kids.len() == 2 && const_names(&kids[0]).contains(x) {
+        return read_over_write(&kids[0], &kids[1]);
+    }
+    if kids == old {
+        t.clone()
+    } else {
+        let refs: Vec<&dyn Ast> = kids.iter().map(|k| k as &dyn Ast).collect();
+        decl.apply(&refs)
+    }
+}
+
+/// `select(a, j)` with the stores of `a` unfolded into `ite`s.
+fn read_over_write(a: &Dynamic, j: &Dynamic) -> Dynamic {
+    if a.kind() == AstKind::App && a.decl().kind() == DeclKind::Store {
+        let c = a.children();
+        if c.len() == 3 {
+            let rest = read_over_write(&c[0], j);
+            return c[1].eq(j).ite(&c[2], &rest);
+        }
+    }
+    match a.as_array() {
+        Some(arr) => arr.select(j),
+        None => a.clone(),
+    }
 }
 
 /// [`forall_elim`] with one tactic pipeline.
@@ -908,4 +965,81 @@ fn smt2(t: &Term, syms: &SymbolTable, max: usize) -> String {
         out.push_str(" ...");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use z3::ast::Array;
+    use z3::{Solver, Sort};
+
+    /// True if `a` and `b` are equivalent.
+    fn equivalent(a: &Bool, b: &Bool) -> bool {
+        let s = Solver::new();
+        s.assert(a.eq(b).not());
+        s.check() == SatResult::Unsat
+    }
+
+    #[test]
+    fn a_value_stored_at_a_symbolic_address_and_read_back_is_eliminated() {
+        // ldv-regression test15: `b = nondet(); *a = *b; if (*a != *b) error`, the cells
+        // at symbolic addresses; `qe` alone leaves the quantifier
+        let m = Array::new_const("m", &Sort::int(), &Sort::int());
+        let (a, b, x) = (
+            Int::new_const("a"),
+            Int::new_const("b"),
+            Int::new_const("x"),
+        );
+        // each access at the object's start `p - p mod 4096`, guarded by its validity,
+        // as the encoding writes it
+        let valid = Array::new_const("valid", &Sort::int(), &Sort::int());
+        let k = Int::from_i64(4096);
+        let base = |p: &Int| p - &p.modulo(&k);
+        let ok = |p: &Int| {
+            valid
+                .select(&base(p))
+                .as_int()
+                .expect("int")
+                .eq(Int::from_i64(1))
+                & p.modulo(&k).eq(Int::from_i64(0))
+        };
+        let read = |arr: &Array, p: &Int| arr.select(&base(p)).as_int().expect("int");
+        let m1 = m.store(&base(&b), &ok(&b).ite(&x, &read(&m, &b)));
+        let m2 = m1.store(&base(&a), &ok(&a).ite(&read(&m1, &b), &read(&m, &a)));
+        let phi = read(&m2, &a).eq(read(&m2, &b));
+        let xd = Dynamic::from_ast(&x);
+        // (with Z3 4.8.12 no pipeline of QE_PIPELINES does it alone)
+        assert!(QE_PIPELINES
+            .iter()
+            .all(|p| forall_elim_with(p, &xd, &phi).is_err()));
+        let out = forall_elim(&xd, &phi).expect("eliminated");
+        assert!(!has_quantifier(&Dynamic::from_ast(&out)));
+        // the result is ∀x. phi (Z3 decides the quantified equivalence here)
+        let all = z3::ast::forall_const(&[&x as &dyn Ast], &[], &phi);
+        assert!(equivalent(&out, &all), "{out}");
+        // a read elsewhere: ∀x. m[b := x][a] = m[a] is a != b
+        let psi = m.store(&b, &x).select(&a).eq(m.select(&a));
+        let out = forall_elim(&xd, &psi).expect("eliminated");
+        assert!(equivalent(&out, &a.eq(&b).not()), "{out}");
+    }
+
+    #[test]
+    fn reads_of_stores_are_unfolded_only_where_the_constant_is_stored() {
+        let m = Array::new_const("m", &Sort::int(), &Sort::int());
+        let (i, j, x) = (
+            Int::new_const("i"),
+            Int::new_const("j"),
+            Int::new_const("x"),
+        );
+        let other = m.store(&i, &j).select(&j);
+        let read = m.store(&i, &x).select(&j).as_int().expect("int");
+        let t = Dynamic::from_ast(&(read + other.as_int().expect("int")));
+        let e = expand_reads_of_stores(&t, "x");
+        let text = e.to_string();
+        assert!(text.contains("ite"), "{text}");
+        // the store that does not mention x is kept
+        assert_eq!(text.matches("store").count(), 1, "{text}");
+        let same = e.as_int().expect("int").eq(t.as_int().expect("int"));
+        assert!(equivalent(&same, &Bool::from_bool(true)));
+    }
 }
