@@ -193,6 +193,14 @@ fn a_tailq_with_back_links_into_its_stack_head() {
     safe_and_bug("tailq_head");
 }
 
+#[test]
+fn a_hash_table_of_kernel_lists_in_an_array_of_heads() {
+    // `static struct list_head table[2]`, `list_add_tail(&e->link, &table[hash(key)])`:
+    // exit 3 ("array") before frontend::lower::array
+    assert_safe_with_checked_certificate(&real("kl_hash.c"), &[]);
+    assert_unsafe_with_replay_using(&real("kl_hash_bug.c"), &[], None);
+}
+
 fn real(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("benchmarks/real")
