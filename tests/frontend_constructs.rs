@@ -641,6 +641,13 @@ fn arrays_of_constant_length_are_lowered_element_by_element() {
     assert!(init("g[2] = 0") && init("gs->ps[1].x = 8"), "{start:?}");
     assert!(has("*main::a[1] = 0"), "{main:?}");
 
+    // a static local array is a global one, initialised once by the start function
+    let p = lower("int count(int k) { static int seen[3] = {0, 0, 7}; return ++seen[k]; }\nint main(void) { return count(2); }\n");
+    assert!(p.vars.iter().any(|v| v.name == "count::seen[2]"));
+    assert!(edges(&p, "__shapemc_start")
+        .iter()
+        .any(|e| e.contains("count::seen[2] = 7")));
+
     // what stays refused, with the position
     let no = |src: &str, col: u32, what: &str| unsupported(src, 1, col, what);
     no(

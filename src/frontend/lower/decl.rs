@@ -37,7 +37,11 @@ impl<'c, 't> FnLower<'c, 't> {
     pub(super) fn decl_var(&mut self, d: Cursor<'t>) -> R<()> {
         let src = loc(d);
         if matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern) {
-            self.cx.global_var(d)?;
+            if is_array(d.ty()) {
+                self.cx.global_array(d)?;
+            } else {
+                self.cx.global_var(d)?;
+            }
             return Ok(());
         }
         if is_array(d.ty()) {
