@@ -599,6 +599,23 @@ impl HeapAbstraction {
                 }
             }
         }
+        // an element of an array (`a[k]`, `frontend::lower::array`) brings its siblings:
+        // an access with a computed index reads every element on some path, and
+        // tracking them one refinement at a time costs a refinement per element
+        let keys: BTreeSet<String> = out
+            .iter()
+            .filter_map(|&x| array_key(&prog.vars[x].name))
+            .collect();
+        if !keys.is_empty() {
+            for (x, v) in prog.vars.iter().enumerate() {
+                if v.ty.is_int()
+                    && !self.explicit_ints.contains(&x)
+                    && array_key(&v.name).is_some_and(|k| keys.contains(&k))
+                {
+                    out.insert(x);
+                }
+            }
+        }
         out
     }
 
@@ -808,9 +825,46 @@ impl Abstraction for HeapAbstraction {
     }
 }
 
+/// The name of an array element variable (`main::a[3]`, `g[1][2]`) with its indices
+/// erased (`main::a[]`, `g[][]`): elements of one array share it; `None` for other
+/// variables.
+fn array_key(name: &str) -> Option<String> {
+    if !name.contains('[') {
+        return None;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut in_index = false;
+    for c in name.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push('[');
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            c if in_index && !c.is_ascii_digit() => return None,
+            _ if in_index => {}
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn array_keys_erase_indices_of_element_variables_only() {
+        assert_eq!(array_key("main::a[3]").as_deref(), Some("main::a[]"));
+        assert_eq!(array_key("g[1][12]").as_deref(), Some("g[][]"));
+        assert_eq!(array_key("main::i"), None);
+        // a clone of a recursive function (`f@2`) is no array; `[` without digits neither
+        assert_eq!(array_key("f@2::x"), None);
+        assert_eq!(array_key("odd[x]"), None);
+    }
     use crate::cfa::{FieldDef, Scope, StructDef, Ty};
     use crate::cpa::Cpa;
     use crate::explicit::{CellTy, ExplicitState};
