@@ -241,6 +241,24 @@ fn an_array_filled_by_a_loop_has_its_elements_tracked_together() {
 }
 
 #[test]
+fn arrays_passed_as_pointers_and_indexed_through_them() {
+    // frontend::lower::array: `p + i` over the elements of the arrays of its type
+    // (exit 3 before: array-to-pointer decay, subscript of a pointer)
+    let d = tmp();
+    let prog = |fill: &str, total: i32| {
+        format!("int sum(int *p, int n) {{ int s = 0; for (int k = 0; k < n; k++) s += p[k]; return s; }}\n{fill}\nint main(void) {{ int a[4]; fill(a, 4, 2); int *q = a + 1; q[1] = 5; if (sum(a, 4) != {total}) reach_error(); return 0; }}\n")
+    };
+    let by_index = "void fill(int *p, int n, int v) { for (int k = 0; k < n; k++) p[k] = v; }";
+    assert_eq!(verify_cli(d.path(), "ptr.c", &prog(by_index, 11)).0, 0);
+    assert_eq!(verify_cli(d.path(), "ptr_bug.c", &prog(by_index, 12)).0, 10);
+    // a walk that ends one past the last element: valid C, not modelled
+    let walk = "void fill(int *p, int n, int v) { while (n-- > 0) *p++ = v; }";
+    let (code, out) = verify_cli(d.path(), "walk.c", &prog(walk, 11));
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("array address out of range"), "{out}");
+}
+
+#[test]
 fn recursion_within_the_bound_is_proved_and_deeper_recursion_is_unknown() {
     // cfa::recursion: three activations of `sum`, then the bound target
     let d = tmp();

@@ -123,6 +123,28 @@ impl<'t> Ctx<'t> {
         Ok(out)
     }
 
+    /// Registers a one-dimensional array whose elements have addresses (cells or
+    /// objects) as a candidate of pointer arithmetic.
+    fn register_addressable(&mut self, lv: &Lv) {
+        let Lv::Arr(elems) = lv else { return };
+        let mut ty = None;
+        let mut vars = Vec::with_capacity(elems.len());
+        for e in elems {
+            let (v, t) = match e {
+                Lv::Deref(v, t) => (*v, t.clone()),
+                Lv::Obj(v, s, _) => (*v, Ty::Struct(*s)),
+                _ => return,
+            };
+            if ty.get_or_insert_with(|| t.clone()) != &t {
+                return;
+            }
+            vars.push(v);
+        }
+        if let Some(t) = ty {
+            self.addr_arrays.push((t, vars));
+        }
+    }
+
     /// The lvalue of the global (or static) array `d`, registering its elements as
     /// globals on first use: `a[k]` each, zero or initialised by the start function.
     pub(super) fn global_array(&mut self, d: Cursor<'t>) -> R<Lv> {
@@ -145,6 +167,7 @@ impl<'t> Ctx<'t> {
         };
         let taken = self.addr_taken.contains(&key);
         let lv = self.global_elems(def, &name, def.ty(), def.var_init(), taken)?;
+        self.register_addressable(&lv);
         self.global_arrays.insert(key, lv.clone());
         Ok(lv)
     }
@@ -265,11 +288,28 @@ impl<'c, 't> FnLower<'c, 't> {
         };
         let (base, index) = if is_base(a) { (a, b) } else { (b, a) };
         let Some(arr) = decayed_array(base) else {
-            // a pointer: `p[0]` is `*p`; any other index is pointer arithmetic
+            // a pointer: `p[0]` is `*p`; `p[i]` is `*(p + i)`
             if !has_side_effects(index) && index.eval_int() == Some(0) {
                 return self.deref(c, base);
             }
-            return unsup(c, "subscript of a pointer (pointer arithmetic)");
+            let pty = self.ety(base)?;
+            let Some(pointee) = (match &pty {
+                Ty::Ptr(t) if **t != Ty::Void => Some((**t).clone()),
+                _ => None,
+            }) else {
+                return unsup(c, "subscript of a pointer (pointer arithmetic)");
+            };
+            let prefix = self.cx.obj_prefix(base.ty().canonical().pointee());
+            let pe = self.rv(base)?;
+            let p = self.atom(pe, pty, loc(base));
+            let ie = self.rv(index)?;
+            let Expr::Var(r) = self.shift(p, &pointee, ie, c)? else {
+                return unsup(c, "internal: pointer arithmetic");
+            };
+            return Ok(match pointee {
+                Ty::Struct(s) => Lv::Obj(r, s, prefix),
+                t => Lv::Deref(r, t),
+            });
         };
         let (_, n) = check_len(arr.ty(), c)?;
         let lv = self.lv(arr)?;
@@ -306,6 +346,105 @@ impl<'c, 't> FnLower<'c, 't> {
             Some(arms) => Ok(Lv::Switch(i, arms)),
             None => unsup(c, "internal: subscript of a non-array"),
         }
+    }
+
+    /// The address of the first element of the array lvalue `lv` (an array used as a
+    /// pointer, C's decay), at `at`.
+    pub(super) fn decay(&mut self, lv: Lv, at: Cursor<'t>) -> R<Expr> {
+        let Lv::Arr(elems) = lv else {
+            return unsup(at, "array used as a pointer (array-to-pointer decay)");
+        };
+        match elems.into_iter().next() {
+            Some(Lv::Deref(v, _)) | Some(Lv::Obj(v, _, _)) => Ok(Expr::Var(v)),
+            Some(Lv::Field(ptr, field)) => {
+                let fty = self.cx.prog.field(field).ty.clone();
+                let t = self.tmp(Ty::Ptr(Box::new(fty)));
+                self.emit(Op::FieldAddr { dst: t, ptr, field }, loc(at));
+                Ok(Expr::Var(t))
+            }
+            _ => unsup(at, "array used as a pointer (array-to-pointer decay)"),
+        }
+    }
+
+    /// `p + i` for a pointer `p` to `pointee` (C's pointer arithmetic), modelled for
+    /// pointers to elements of the arrays registered so far (`Ctx::addr_arrays`): a
+    /// branch finds which element `p` is, another the element `i` further. A result
+    /// outside the array (one past the end included) and a `p` that is no such element
+    /// (a pointer into `malloc`'d memory, an array not registered yet) go to an
+    /// `Unmodelled` target: UNKNOWN when reachable. Without any candidate array it is
+    /// refused (exit 3), as before.
+    pub(super) fn shift(&mut self, p: VarId, pointee: &Ty, i: Expr, at: Cursor<'t>) -> R<Expr> {
+        let cands: Vec<Vec<VarId>> = self
+            .cx
+            .addr_arrays
+            .iter()
+            .filter(|(t, _)| t == pointee)
+            .map(|(_, vs)| vs.clone())
+            .collect();
+        if cands.is_empty() {
+            return unsup(at, "pointer arithmetic outside an array");
+        }
+        let src = loc(at);
+        let (w, t) = (self.tmp(Ty::INT), self.tmp(Ty::INT));
+        let from = self.cur;
+        let found = self.node(src);
+        let mut miss = from;
+        for (a, vs) in cands.iter().enumerate() {
+            for (k, &v) in vs.iter().enumerate() {
+                let n = self.node(src);
+                let hit = Expr::bin(BinOp::Eq, Expr::Var(p), Expr::Var(v));
+                self.edge(from, n, Op::Assume { cond: hit.clone() }, src);
+                self.cur = n;
+                self.emit(
+                    Op::Assign {
+                        dst: w,
+                        src: Expr::Int(a as i64),
+                    },
+                    src,
+                );
+                self.emit(
+                    Op::Assign {
+                        dst: t,
+                        src: Expr::Int(k as i64),
+                    },
+                    src,
+                );
+                self.jump(found, src);
+                let m = self.node(src);
+                self.edge(miss, m, Op::Assume { cond: hit.negate() }, src);
+                miss = m;
+            }
+        }
+        self.cur = miss;
+        self.terminate(Op::Skip, LocKind::Unmodelled, src);
+        self.cur = found;
+        let sum = Expr::bin(BinOp::Add, Expr::Var(t), i);
+        self.emit(Op::Assign { dst: t, src: sum }, src);
+        let r = self.tmp(Ty::Ptr(Box::new(pointee.clone())));
+        let from = self.cur;
+        let done = self.node(src);
+        for (a, vs) in cands.into_iter().enumerate() {
+            let n = self.node(src);
+            let cond = Expr::bin(BinOp::Eq, Expr::Var(w), Expr::Int(a as i64));
+            self.edge(from, n, Op::Assume { cond }, src);
+            self.cur = n;
+            let arms = vs.into_iter().map(Lv::Var).collect();
+            self.branch_on(t, arms, LocKind::Unmodelled, src, |fl, arm| {
+                if let Lv::Var(v) = arm {
+                    fl.emit(
+                        Op::Assign {
+                            dst: r,
+                            src: Expr::Var(v),
+                        },
+                        src,
+                    );
+                }
+                Ok(())
+            })?;
+            self.jump(done, src);
+        }
+        self.cur = done;
+        Ok(Expr::Var(r))
     }
 
     /// Branches on the index in `i`: for each element `k` an edge `assume(i == k)` to
@@ -387,6 +526,7 @@ impl<'c, 't> FnLower<'c, 't> {
         let taken = self.cx.addr_taken.contains(&d.canonical());
         let init = d.var_init();
         let lv = self.local_elems(d, &name, d.ty(), init, init.is_some(), taken)?;
+        self.cx.register_addressable(&lv);
         self.arrays.insert(d.canonical(), lv);
         Ok(())
     }

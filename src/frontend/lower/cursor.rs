@@ -56,6 +56,22 @@ pub(super) fn collect_addr_taken<'t>(c: Cursor<'t>, out: &mut HashSet<Cursor<'t>
                 }
             }
         }
+        // an array used as a pointer (decay, not as a subscript's base): its elements
+        // need addresses
+        if c.kind() != CXCursor_ArraySubscriptExpr && ch.kind() == CXCursor_UnexposedExpr {
+            if let [inner] = ch.expr_children()[..] {
+                let inner = strip_parens(inner);
+                if inner.kind() == CXCursor_DeclRefExpr
+                    && crate::frontend::types::is_array(inner.ty())
+                {
+                    if let Some(d) = inner.referenced() {
+                        if d.kind() == CXCursor_VarDecl {
+                            out.insert(d.canonical());
+                        }
+                    }
+                }
+            }
+        }
         collect_addr_taken(ch, out);
     }
 }

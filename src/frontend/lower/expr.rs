@@ -295,7 +295,8 @@ impl<'c, 't> FnLower<'c, 't> {
                     return if strip_parens(inner).kind() == CXCursor_StringLiteral {
                         unsup(c, "string literal")
                     } else {
-                        unsup(c, "array used as a pointer (array-to-pointer decay)")
+                        let lv = self.lv(strip_parens(inner))?;
+                        self.decay(lv, c)
                     };
                 }
                 let CTy::Scalar(to) = to else {

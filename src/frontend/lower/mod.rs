@@ -138,6 +138,10 @@ pub struct Ctx<'t> {
     globals: HashMap<Cursor<'t>, VarId>,
     /// Global arrays: the lvalues of their elements' variables (`lower::array`).
     global_arrays: HashMap<Cursor<'t>, lvalue::Lv>,
+    /// One-dimensional arrays whose elements have addresses (stack cells, objects):
+    /// the type an element pointer points to and the elements' variables, in order;
+    /// the candidates of pointer arithmetic (`lower::array`).
+    addr_arrays: Vec<(Ty, Vec<VarId>)>,
     global_inits: Vec<GlobalInit<'t>>,
     /// Variables that point to the stack object backing a struct-typed variable.
     obj_vars: HashMap<VarId, StructId>,
@@ -197,6 +201,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         tu,
         globals: HashMap::new(),
         global_arrays: HashMap::new(),
+        addr_arrays: Vec::new(),
         global_inits: Vec::new(),
         obj_vars: HashMap::new(),
         cell_vars: HashMap::new(),

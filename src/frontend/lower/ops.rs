@@ -164,8 +164,22 @@ impl<'c, 't> FnLower<'c, 't> {
             return unsup(c, "function pointer arithmetic");
         }
         let ty = self.ety(inner)?;
-        if ty.is_ptr() {
-            return unsup(c, "pointer arithmetic");
+        if let Ty::Ptr(pointee) = &ty {
+            // `p++` within an array
+            if **pointee == Ty::Void {
+                return unsup(c, "pointer arithmetic on a void pointer");
+            }
+            let pointee = (**pointee).clone();
+            let lv = self.lv(inner)?;
+            let old = self.read(lv.clone(), c)?;
+            let old = self.snapshot(old, ty.clone(), src);
+            let Expr::Var(pv) = old else {
+                return unsup(c, "internal: pointer increment");
+            };
+            let step = Expr::Int(if bop == BinOp::Add { 1 } else { -1 });
+            let new = self.shift(pv, &pointee, step, c)?;
+            self.write(lv, new.clone(), c)?;
+            return Ok(if post { Expr::Var(pv) } else { new });
         }
         if ty == BOOL {
             return unsup(c, "++/-- on _Bool");
@@ -356,6 +370,29 @@ impl<'c, 't> FnLower<'c, 't> {
             return unsup(c, "internal: compound operator");
         };
         let lty = self.ety(l)?;
+        if let (Ty::Ptr(pointee), BinOp::Add | BinOp::Sub) = (&lty, op) {
+            // `p += i` within an array
+            if **pointee == Ty::Void || self.ety(r)?.is_ptr() {
+                return unsup(c, "pointer arithmetic");
+            }
+            let pointee = (**pointee).clone();
+            let re = self.rv(r)?;
+            let re = if op == BinOp::Sub {
+                Expr::bin(BinOp::Sub, Expr::Int(0), re)
+            } else {
+                re
+            };
+            let re = self.snapshot(re, Ty::INT, src);
+            let lv = self.lv(l)?;
+            let old = self.read(lv.clone(), c)?;
+            let old = self.snapshot(old, lty.clone(), src);
+            let Expr::Var(pv) = old else {
+                return unsup(c, "internal: pointer arithmetic");
+            };
+            let new = self.shift(pv, &pointee, re, c)?;
+            self.write(lv, new.clone(), c)?;
+            return Ok(Some(new));
+        }
         if lty.is_ptr() {
             return unsup(c, "pointer arithmetic");
         }
@@ -401,6 +438,29 @@ impl<'c, 't> FnLower<'c, 't> {
         };
         let lty = self.ety(l)?;
         let rty = self.ety(r)?;
+        if !fn_ptrs && matches!(op, BinOp::Add | BinOp::Sub) {
+            // `p + i`, `i + p`, `p - i`: pointer arithmetic within an array
+            let (p, i, neg) = match (&lty, &rty) {
+                (Ty::Ptr(_), Ty::Int { .. }) => (l, r, op == BinOp::Sub),
+                (Ty::Int { .. }, Ty::Ptr(_)) if op == BinOp::Add => (r, l, false),
+                _ => (l, r, true),
+            };
+            let pty = self.ety(p)?;
+            if let (Ty::Ptr(pointee), false) = (&pty, self.ety(i)?.is_ptr()) {
+                if **pointee != Ty::Void {
+                    let pointee = (**pointee).clone();
+                    let pe = self.rv(p)?;
+                    let pv = self.atom(pe, pty.clone(), loc(p));
+                    let ie = self.rv(i)?;
+                    let ie = if neg {
+                        Expr::bin(BinOp::Sub, Expr::Int(0), ie)
+                    } else {
+                        ie
+                    };
+                    return self.shift(pv, &pointee, ie, c).map(Some);
+                }
+            }
+        }
         if (lty.is_ptr() || rty.is_ptr()) && !matches!(op, BinOp::Eq | BinOp::Ne) {
             return unsup(c, "pointer arithmetic or relational pointer comparison");
         }
