@@ -206,6 +206,34 @@ fn arrays_of_constant_length_are_analysed_element_by_element() {
 }
 
 #[test]
+fn a_container_field_read_through_the_list_head_is_an_invalid_dereference() {
+    // sv-benchmarks memsafety/test-0137 (`list_entry(&gl_list, ...)->value`): the
+    // aliased intrusive model read a field of the head's container object, and
+    // valid-memsafety answered valid-memtrack instead of valid-deref (a wrong answer)
+    let f = data("head_entry_bug.c");
+    let run = |prop: &str| {
+        shapemc(&[
+            "verify",
+            "--jobs",
+            "1",
+            "--property",
+            prop,
+            f.to_str().unwrap(),
+        ])
+    };
+    let (code, out) = run("valid-memsafety");
+    assert_eq!(
+        (code, out.lines().next()),
+        (10, Some("UNSAFE (valid-deref)")),
+        "{out}"
+    );
+    let (code, out) = run("unreach-call");
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("which is the list head `head`"), "{out}");
+    assert_safe_with_certificate(&data("head_entry_safe.c"));
+}
+
+#[test]
 fn unbounded_list_needs_the_shape_domain() {
     assert_safe_with_certificate(&data("sll_unbounded_safe.c"));
     assert_unsafe_with_replay(&data("sll_unbounded_bug.c"));

@@ -1259,9 +1259,20 @@ fn undefined_str(prog: &Program, at: Node, last: Option<Step>) -> String {
         crate::cfa::Op::AssumeInvalid { ptr, .. } => Some(prog.vars[*ptr].name.clone()),
         _ => None,
     };
-    // the front end's array index checks are `assume(i < 0)` / `assume(i >= N)`
-    let index_check = matches!(e.op, crate::cfa::Op::Assume { .. });
+    // the front end's checks: an array index, `assume(i < 0)` / `assume(i >= N)`, and
+    // a container field through a list head, `assume(p == head)`
+    let (index_check, head) = match &e.op {
+        crate::cfa::Op::Assume {
+            cond: crate::cfa::Expr::Binary(crate::cfa::BinOp::Eq, _, h),
+        } => (false, Some(prog.expr_str(h))),
+        crate::cfa::Op::Assume { .. } => (true, None),
+        _ => (false, None),
+    };
     let what = match (prog.graph[at].kind, operand) {
+        (LocKind::InvalidDeref, Some(p)) if head.is_some() => format!(
+            "access of a container field through `{p}`, which is the list head `{}` (a head has no container: list_entry/container_of of the head)",
+            head.unwrap_or_default()
+        ),
         (LocKind::InvalidDeref, Some(i)) if index_check => {
             format!("array access out of bounds (index `{i}`)")
         }

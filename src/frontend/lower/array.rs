@@ -213,6 +213,7 @@ impl<'t> Ctx<'t> {
                     src,
                 );
                 self.obj_vars.insert(v, s);
+                self.note_head(v, s, t);
                 (v, Lv::Obj(v, s, self.obj_prefix(t)), Some(s))
             }
             CTy::Void => return unsup(def, "array of void"),
@@ -591,6 +592,7 @@ impl<'c, 't> FnLower<'c, 't> {
                     .new_var(name.into(), Ty::Ptr(Box::new(Ty::Struct(s))), scope, src);
                 self.cx.prog.functions[self.fid].locals.push(v);
                 self.cx.obj_vars.insert(v, s);
+                self.cx.note_head(v, s, t);
                 let bytes = self.cx.prog.structs[s].size;
                 self.emit(
                     Op::Alloc {

@@ -79,6 +79,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
                 self.cx.prog.functions[self.fid].locals.push(v);
                 self.cx.obj_vars.insert(v, s);
+                self.cx.note_head(v, s, d.ty());
                 self.locals.insert(d.canonical(), v);
                 let bytes = self.cx.prog.structs[s].size;
                 self.emit(

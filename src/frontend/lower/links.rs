@@ -2,9 +2,11 @@
 //! allocated and freed with their container; the dummy containers `container_of` gives
 //! for a link that is not in a container of the asked type (a list head).
 
-use super::{unsup, FnLower, R};
-use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, SrcLoc, StructId, Ty, VarId};
-use crate::frontend::clang::Cursor;
+use super::{unsup, Ctx, FnLower, R};
+use crate::cfa::{
+    AllocKind, BinOp, Edge, Expr, FieldRef, Loc, LocKind, Op, Scope, SrcLoc, StructId, Ty, VarId,
+};
+use crate::frontend::clang::{Cursor, Type};
 use crate::frontend::intrusive::{record_key, Place};
 
 impl<'c, 't> FnLower<'c, 't> {
@@ -215,6 +217,74 @@ impl<'c, 't> FnLower<'c, 't> {
         self.jump(join, src);
         self.cur = join;
         Ok(())
+    }
+}
+
+impl<'t> Ctx<'t> {
+    /// Records `v`, an object of struct `s` for a variable of C type `t`, when it stands
+    /// for a stand-alone head of a link struct identified with its container `s`.
+    pub(super) fn note_head(&mut self, v: VarId, s: StructId, t: Type<'t>) {
+        let prefix = self.obj_prefix(t);
+        if !prefix.is_empty() {
+            self.head_objs.push((v, s, prefix));
+        }
+    }
+
+    /// Beside every access (`Load`, `Store`, `FieldAddr`) of a field of a container
+    /// struct outside its link member, an edge `assume(p == h)` to an `InvalidDeref`
+    /// target for every stand-alone head `h` of that struct: in C a head has no
+    /// container, so `list_entry(&head, T, m)->data` reads outside any object; the
+    /// identification of the head with a container object would read a field of it.
+    /// Not covered: heads allocated on the heap (`malloc(sizeof(struct list_head))`)
+    /// and a function's local head reached from another function (its variable has no
+    /// defined value outside its frame).
+    pub(super) fn add_head_body_checks(&mut self) {
+        if self.head_objs.is_empty() {
+            return;
+        }
+        let mut checks = Vec::new();
+        for e in self.prog.graph.edge_indices() {
+            let (ptr, field) = match &self.prog.graph[e].op {
+                Op::Load { ptr, field, .. }
+                | Op::Store { ptr, field, .. }
+                | Op::FieldAddr { ptr, field, .. } => (*ptr, *field),
+                _ => continue,
+            };
+            let name = &self.prog.field(field).name;
+            let Some((from, _)) = self.prog.graph.edge_endpoints(e) else {
+                continue;
+            };
+            let func = self.prog.graph[from].func;
+            for (h, s, prefix) in &self.head_objs {
+                // a local head of another function has no defined value here (its
+                // frame may not be active): only globals and the function's own heads
+                let visible = match self.prog.vars[*h].scope {
+                    Scope::Global => true,
+                    Scope::Local(f) | Scope::Param(f) | Scope::Temp(f) => f == func,
+                };
+                if visible && *s == field.strukt && !name.starts_with(prefix.as_str()) && *h != ptr
+                {
+                    checks.push((from, ptr, *h, self.prog.graph[e].src));
+                }
+            }
+        }
+        for (from, ptr, h, src) in checks {
+            let func = self.prog.graph[from].func;
+            let target = self.prog.graph.add_node(Loc {
+                func,
+                src,
+                kind: LocKind::InvalidDeref,
+            });
+            let cond = Expr::bin(BinOp::Eq, Expr::Var(ptr), Expr::Var(h));
+            self.prog.graph.add_edge(
+                from,
+                target,
+                Edge {
+                    op: Op::Assume { cond },
+                    src,
+                },
+            );
+        }
     }
 }
 

@@ -142,6 +142,11 @@ pub struct Ctx<'t> {
     /// the type an element pointer points to and the elements' variables, in order;
     /// the candidates of pointer arithmetic (`lower::array`).
     addr_arrays: Vec<(Ty, Vec<VarId>)>,
+    /// Stand-alone heads of a link struct identified with its container
+    /// (`frontend::intrusive`): the variable of the container object that stands for
+    /// the head, and the link member's field prefix (`m.`). The container's other
+    /// fields do not exist in C ([`Ctx::add_head_body_checks`]).
+    head_objs: Vec<(VarId, StructId, String)>,
     global_inits: Vec<GlobalInit<'t>>,
     /// Variables that point to the stack object backing a struct-typed variable.
     obj_vars: HashMap<VarId, StructId>,
@@ -202,6 +207,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
         globals: HashMap::new(),
         global_arrays: HashMap::new(),
         addr_arrays: Vec::new(),
+        head_objs: Vec::new(),
         global_inits: Vec::new(),
         obj_vars: HashMap::new(),
         cell_vars: HashMap::new(),
@@ -262,6 +268,7 @@ pub fn lower<'t>(tu: &'t TranslationUnit<'t>, path: &Path, opts: &FrontendOption
     cx.resolve_indirect_calls();
     cx.prog.main = main_id;
     cx.assemble();
+    cx.add_head_body_checks();
     cx.prog.entry = cx.prog.functions[start].entry;
     crate::cfa::recursion::unroll(&mut cx.prog, crate::cfa::recursion::RECURSION_DEPTH);
     cx.prog.branch_pointer_comparisons();

@@ -155,6 +155,7 @@ impl<'t> Ctx<'t> {
         let v = self.new_var(name, ty, Scope::Global, loc(def));
         if let Some(s) = strukt {
             self.obj_vars.insert(v, s);
+            self.note_head(v, s, def.ty());
         }
         if let Some(t) = cell {
             self.cell_vars.insert(v, t);
