@@ -56,6 +56,18 @@ fn final_scg(rep: &shapemc::cegar::cli::VerifyReport, ty: &str) -> String {
 
 /// SAFE through the CLI, with a certificate that `check-certificate` accepts; returns
 /// what `verify` printed.
+/// `verify --jobs 1 --property PROP FILE`: the exit code and the output.
+fn verify_data(file: &Path, prop: &str) -> (i32, String) {
+    shapemc(&[
+        "verify",
+        "--jobs",
+        "1",
+        "--property",
+        prop,
+        file.to_str().unwrap(),
+    ])
+}
+
 fn assert_safe_with_certificate(file: &Path) -> String {
     assert_safe_with_certificate_using(file, &[], None)
 }
@@ -150,16 +162,8 @@ fn recursion_is_analysed_to_a_bound_and_never_proved_past_it() {
     assert_safe_with_certificate(&data("recursive_free_safe.c"));
     assert_unsafe_with_replay(&data("recursive_free_bug.c"));
     // a recursion as deep as the list: UNKNOWN (with the reason), for every property
-    let f = data("recursive_deep.c");
     for prop in ["unreach-call", "valid-memsafety"] {
-        let (code, out) = shapemc(&[
-            "verify",
-            "--jobs",
-            "1",
-            "--property",
-            prop,
-            f.to_str().unwrap(),
-        ]);
+        let (code, out) = verify_data(&data("recursive_deep.c"), prop);
         assert_eq!(code, 20, "{prop}: {out}");
         if prop == "unreach-call" {
             assert!(out.contains("deeper than the recursion bound"), "{out}");
@@ -175,17 +179,7 @@ fn arrays_of_constant_length_are_analysed_element_by_element() {
     // an index out of range is undefined behaviour (an invalid dereference), the
     // address one past the end is valid C but not modelled: UNKNOWN under unreach-call;
     // under valid-memsafety the first is a violation, the second UNKNOWN
-    let run = |name: &str, prop: &str| {
-        let f = data(name);
-        shapemc(&[
-            "verify",
-            "--jobs",
-            "1",
-            "--property",
-            prop,
-            f.to_str().unwrap(),
-        ])
-    };
+    let run = |name: &str, prop: &str| verify_data(&data(name), prop);
     let (code, out) = run("array_index_oob.c", "unreach-call");
     assert_eq!(code, 20, "{out}");
     assert!(
@@ -210,17 +204,7 @@ fn a_container_field_read_through_the_list_head_is_an_invalid_dereference() {
     // sv-benchmarks memsafety/test-0137 (`list_entry(&gl_list, ...)->value`): the
     // aliased intrusive model read a field of the head's container object, and
     // valid-memsafety answered valid-memtrack instead of valid-deref (a wrong answer)
-    let f = data("head_entry_bug.c");
-    let run = |prop: &str| {
-        shapemc(&[
-            "verify",
-            "--jobs",
-            "1",
-            "--property",
-            prop,
-            f.to_str().unwrap(),
-        ])
-    };
+    let run = |prop: &str| verify_data(&data("head_entry_bug.c"), prop);
     let (code, out) = run("valid-memsafety");
     assert_eq!(
         (code, out.lines().next()),

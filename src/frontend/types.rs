@@ -62,6 +62,21 @@ pub fn const_array(t: Type<'_>) -> Option<(Type<'_>, u64)> {
     (n > 0).then(|| (c.array_element(), n))
 }
 
+/// The element type and length of the array type `t`, refused (at `at`) when its
+/// length is unknown or variable or it has more than [`MAX_ARRAY_ELEMS`] elements.
+pub fn check_len<'t>(t: Type<'t>, at: Cursor<'t>) -> R<(Type<'t>, u64)> {
+    let Some((elem, n)) = const_array(t) else {
+        return unsup(at, "array of unknown or variable length");
+    };
+    if array_elems(t) > MAX_ARRAY_ELEMS {
+        return unsup(
+            at,
+            &format!("array of more than {MAX_ARRAY_ELEMS} elements"),
+        );
+    }
+    Ok((elem, n))
+}
+
 /// True for array types, of constant size or not.
 pub fn is_array(t: Type<'_>) -> bool {
     matches!(
@@ -308,15 +323,7 @@ impl<'t> Ctx<'t> {
         at: Cursor<'t>,
         id: StructId,
     ) -> R<()> {
-        let Some((elem, n)) = const_array(t) else {
-            return unsup(at, "array of unknown or variable length");
-        };
-        if array_elems(t) > MAX_ARRAY_ELEMS {
-            return unsup(
-                at,
-                &format!("array of more than {MAX_ARRAY_ELEMS} elements"),
-            );
-        }
+        let (elem, n) = check_len(t, at)?;
         let Some(esize) = elem.size_of() else {
             return unsup(at, "array of elements of unknown size");
         };

@@ -21,7 +21,7 @@ use super::lvalue::Lv;
 use super::{loc, unsup, Ctx, FnLower, GlobalInit, R};
 use crate::cfa::{BinOp, Expr, FieldRef, LocKind, Op, Scope, SrcLoc, StructId, Ty, VarId};
 use crate::frontend::clang::{Cursor, Type};
-use crate::frontend::types::{array_elems, const_array, is_array, CTy, MAX_ARRAY_ELEMS};
+use crate::frontend::types::{check_len, is_array, CTy};
 use clang_sys::*;
 
 /// The elements of `lv`, an array, at index `k` (distributed over a [`Lv::Switch`]).
@@ -53,20 +53,6 @@ fn decayed_array(c: Cursor<'_>) -> Option<Cursor<'_>> {
         }
     }
     None
-}
-
-/// Checks the length of array type `t` against [`MAX_ARRAY_ELEMS`].
-fn check_len<'t>(t: Type<'t>, at: Cursor<'t>) -> R<(Type<'t>, u64)> {
-    let Some((elem, n)) = const_array(t) else {
-        return unsup(at, "array of unknown or variable length");
-    };
-    if array_elems(t) > MAX_ARRAY_ELEMS {
-        return unsup(
-            at,
-            &format!("array of more than {MAX_ARRAY_ELEMS} elements"),
-        );
-    }
-    Ok((elem, n))
 }
 
 impl<'t> Ctx<'t> {
@@ -152,19 +138,7 @@ impl<'t> Ctx<'t> {
         if let Some(lv) = self.global_arrays.get(&key) {
             return Ok(lv.clone());
         }
-        if let Some(e) = self.deferred_globals.get(&key) {
-            return Err(e.clone());
-        }
-        let def = d.definition().unwrap_or(d);
-        if def.storage_class() == CX_SC_Extern && !def.is_definition() {
-            return unsup(d, "external variable without definition");
-        }
-        let name = match d.semantic_parent() {
-            Some(p) if p.kind() == CXCursor_FunctionDecl => {
-                format!("{}::{}", p.spelling(), d.spelling())
-            }
-            _ => d.spelling(),
-        };
+        let (def, name) = self.global_def(d)?;
         let taken = self.addr_taken.contains(&key);
         let lv = self.global_elems(def, &name, def.ty(), def.var_init(), taken)?;
         self.register_addressable(&lv);
@@ -640,46 +614,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 continue;
             }
             let ename = format!("{name}[{k}]");
-            if is_array(elem) {
-                self.init_array_field(ptr, s, &ename, elem, it, zero_rest, at)?;
-                continue;
-            }
-            match self.cx.conv(elem, at)? {
-                CTy::Struct(_) => {
-                    if let Some(it) = it {
-                        if strip_parens(it).kind() != CXCursor_InitListExpr {
-                            return unsup(it, "initialiser with brace elision or struct copy");
-                        }
-                    }
-                    self.init_struct(ptr, s, &format!("{ename}."), it, zero_rest)?;
-                }
-                CTy::Scalar(fty) => {
-                    let Some(idx) = self.cx.prog.structs[s].field_index(&ename) else {
-                        return unsup(at, "internal: array element field not found");
-                    };
-                    let field = FieldRef {
-                        strukt: s,
-                        field: idx,
-                    };
-                    let (val, src) = match it {
-                        Some(it) => {
-                            let e = self.rv(it)?;
-                            let ity = self.ety(it)?;
-                            (self.convert(e, &ity, &fty, it)?, loc(it))
-                        }
-                        None => (zero(&fty), self.cx.prog.vars[ptr].src),
-                    };
-                    self.emit(
-                        Op::Store {
-                            ptr,
-                            field,
-                            src: val,
-                        },
-                        src,
-                    );
-                }
-                CTy::Void => return unsup(at, "array of void"),
-            }
+            self.init_member(ptr, s, &ename, elem, it, zero_rest, at)?;
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use super::expr::zero;
 use super::lvalue::Lv;
 use super::{loc, unsup, FnLower, Unsup, R};
 use crate::cfa::{AllocKind, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
-use crate::frontend::clang::Cursor;
+use crate::frontend::clang::{Cursor, Type};
 use crate::frontend::types::{is_array, CTy};
 use clang_sys::*;
 
@@ -174,49 +174,65 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.init_struct(t, l, "", None, zero_rest)?;
                 continue;
             }
-            if is_array(f.ty()) {
-                self.init_array_field(ptr, s, &fname, f.ty(), item, zero_rest, *f)?;
-                continue;
-            }
-            match self.cx.conv(f.ty(), *f)? {
-                CTy::Struct(_) => {
-                    let sub = format!("{fname}.");
-                    if let Some(it) = item {
-                        if strip_parens(it).kind() != CXCursor_InitListExpr {
-                            return unsup(it, "initialiser with brace elision or struct copy");
-                        }
-                    }
-                    self.init_struct(ptr, s, &sub, item, zero_rest)?;
-                }
-                CTy::Scalar(fty) => {
-                    let Some(idx) = self.cx.prog.structs[s].field_index(&fname) else {
-                        return unsup(*f, "internal: field not found");
-                    };
-                    let field = FieldRef {
-                        strukt: s,
-                        field: idx,
-                    };
-                    let (val, src) = match item {
-                        Some(it) => {
-                            let e = self.rv(it)?;
-                            let ity = self.ety(it)?;
-                            (self.convert(e, &ity, &fty, it)?, loc(it))
-                        }
-                        None => (zero(&fty), self.cx.prog.vars[ptr].src),
-                    };
-                    self.emit(
-                        Op::Store {
-                            ptr,
-                            field,
-                            src: val,
-                        },
-                        src,
-                    );
-                }
-                CTy::Void => return unsup(*f, "void field"),
-            }
+            self.init_member(ptr, s, &fname, f.ty(), item, zero_rest, *f)?;
         }
         Ok(())
+    }
+
+    /// Initialises the member `name` (C type `t`: a scalar, a struct or an array) of
+    /// the struct `ptr` points to from the initialiser `item` (or zero, when `item` is
+    /// `None` and `zero_rest`; else nothing).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn init_member(
+        &mut self,
+        ptr: VarId,
+        s: StructId,
+        name: &str,
+        t: Type<'t>,
+        item: Option<Cursor<'t>>,
+        zero_rest: bool,
+        at: Cursor<'t>,
+    ) -> R<()> {
+        if is_array(t) {
+            return self.init_array_field(ptr, s, name, t, item, zero_rest, at);
+        }
+        match self.cx.conv(t, at)? {
+            CTy::Struct(_) => {
+                if let Some(it) = item {
+                    if strip_parens(it).kind() != CXCursor_InitListExpr {
+                        return unsup(it, "initialiser with brace elision or struct copy");
+                    }
+                }
+                self.init_struct(ptr, s, &format!("{name}."), item, zero_rest)
+            }
+            CTy::Scalar(fty) => {
+                let Some(idx) = self.cx.prog.structs[s].field_index(name) else {
+                    return unsup(at, "internal: field not found");
+                };
+                let field = FieldRef {
+                    strukt: s,
+                    field: idx,
+                };
+                let (val, src) = match item {
+                    Some(it) => {
+                        let e = self.rv(it)?;
+                        let ity = self.ety(it)?;
+                        (self.convert(e, &ity, &fty, it)?, loc(it))
+                    }
+                    None => (zero(&fty), self.cx.prog.vars[ptr].src),
+                };
+                self.emit(
+                    Op::Store {
+                        ptr,
+                        field,
+                        src: val,
+                    },
+                    src,
+                );
+                Ok(())
+            }
+            CTy::Void => unsup(at, "void field"),
+        }
     }
 
     /// The definition cursor of struct `s` or of its embedded struct at `prefix`.

@@ -128,20 +128,7 @@ impl<'t> Ctx<'t> {
         if let Some(&v) = self.globals.get(&key) {
             return Ok(v);
         }
-        if let Some(e) = self.deferred_globals.get(&key) {
-            return Err(e.clone());
-        }
-        let def = d.definition().unwrap_or(d);
-        if def.storage_class() == CX_SC_Extern && !def.is_definition() {
-            // `extern T x;` without a definition in this translation unit
-            return unsup(d, "external variable without definition");
-        }
-        let name = match d.semantic_parent() {
-            Some(p) if p.kind() == CXCursor_FunctionDecl => {
-                format!("{}::{}", p.spelling(), d.spelling())
-            }
-            _ => d.spelling(),
-        };
+        let (def, name) = self.global_def(d)?;
         let mut cell = None;
         let (ty, strukt) = match self.conv(d.ty(), d)? {
             CTy::Scalar(t) if self.addr_taken.contains(&key) => {
@@ -169,6 +156,26 @@ impl<'t> Ctx<'t> {
             ty: def.ty(),
         });
         Ok(v)
+    }
+
+    /// The defining declaration of the global (or static) variable `d` and the name of
+    /// its variable (`f::x` for a static local of `f`); refused: a file-scope variable
+    /// that could not be registered, `extern T x;` without a definition here.
+    pub(super) fn global_def(&self, d: Cursor<'t>) -> R<(Cursor<'t>, String)> {
+        if let Some(e) = self.deferred_globals.get(&d.canonical()) {
+            return Err(e.clone());
+        }
+        let def = d.definition().unwrap_or(d);
+        if def.storage_class() == CX_SC_Extern && !def.is_definition() {
+            return unsup(d, "external variable without definition");
+        }
+        let name = match d.semantic_parent() {
+            Some(p) if p.kind() == CXCursor_FunctionDecl => {
+                format!("{}::{}", p.spelling(), d.spelling())
+            }
+            _ => d.spelling(),
+        };
+        Ok((def, name))
     }
 
     /// Builds `__shapemc_start`: allocate struct globals, initialise all globals, call main.
