@@ -15,7 +15,7 @@
 //! `p[0]` (which is `*p`), arrays of variable or unknown length, more than
 //! `types::MAX_ARRAY_ELEMS` elements, designated or brace-elided initialisers.
 
-use super::cursor::{has_side_effects, strip_parens};
+use super::cursor::{has_side_effects, strip_noop, strip_parens};
 use super::expr::zero;
 use super::lvalue::Lv;
 use super::{loc, unsup, Ctx, FnLower, GlobalInit, R};
@@ -500,13 +500,21 @@ impl<'c, 't> FnLower<'c, 't> {
         let name = self.unique_name(&d.spelling());
         let taken = self.cx.addr_taken.contains(&d.canonical());
         let init = d.var_init();
-        let lv = self.local_elems(d, &name, d.ty(), init, init.is_some(), taken)?;
+        let lv = self.local_object(d, &name, d.ty(), init, init.is_some(), taken, false)?;
         self.cx.register_addressable(&lv);
         self.arrays.insert(d.canonical(), lv);
         Ok(())
     }
 
-    fn local_elems(
+    /// Declares the local `name` of C type `t` (an array: one variable per element,
+    /// recursively) at the declaration `d`: a scalar variable, a stack cell when `taken`
+    /// (its address is taken), a stack object for a struct; initialised from `init`,
+    /// else zero when `zeroed`, else uninitialised (a scalar variable gets `nondet()`).
+    /// `var`: `d` declares this very variable (not an array element), which is then
+    /// registered as soon as it exists (its initialiser may take its address) and may
+    /// be initialised by a struct copy.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn local_object(
         &mut self,
         d: Cursor<'t>,
         name: &str,
@@ -514,6 +522,7 @@ impl<'c, 't> FnLower<'c, 't> {
         init: Option<Cursor<'t>>,
         zeroed: bool,
         taken: bool,
+        var: bool,
     ) -> R<Lv> {
         if is_array(t) {
             let (elem, n) = check_len(t, d)?;
@@ -521,7 +530,7 @@ impl<'c, 't> FnLower<'c, 't> {
             let mut elems = Vec::with_capacity(n as usize);
             for (k, item) in items.into_iter().enumerate() {
                 let ename = format!("{name}[{k}]");
-                elems.push(self.local_elems(d, &ename, elem, item, zeroed, taken)?);
+                elems.push(self.local_object(d, &ename, elem, item, zeroed, taken, false)?);
             }
             return Ok(Lv::Arr(elems));
         }
@@ -534,7 +543,12 @@ impl<'c, 't> FnLower<'c, 't> {
                     .new_var(name.into(), Ty::Ptr(Box::new(ty.clone())), scope, src);
                 self.cx.prog.functions[self.fid].locals.push(v);
                 self.cx.cell_vars.insert(v, ty.clone());
+                self.register_local(d, v, var);
                 self.alloc_cell(v, ty.clone(), src);
+                // without initialiser the cell stays uninitialised, like a stack
+                // struct's fields: its reads are indeterminate in every domain and in
+                // the path encoding (an unconstrained cell, no quantified value for the
+                // interpolants), and a replay takes the model's value
                 let e = match init {
                     Some(i) => Some(self.rv_as(i, &ty)?),
                     None => zeroed.then(|| zero(&ty)),
@@ -547,6 +561,7 @@ impl<'c, 't> FnLower<'c, 't> {
             CTy::Scalar(ty) => {
                 let v = self.cx.new_var(name.into(), ty.clone(), scope, src);
                 self.cx.prog.functions[self.fid].locals.push(v);
+                self.register_local(d, v, var);
                 match init {
                     Some(i) => self.rhs_into(i, v)?,
                     None if zeroed => self.emit(
@@ -567,6 +582,7 @@ impl<'c, 't> FnLower<'c, 't> {
                 self.cx.prog.functions[self.fid].locals.push(v);
                 self.cx.obj_vars.insert(v, s);
                 self.cx.note_head(v, s, t);
+                self.register_local(d, v, var);
                 let bytes = self.cx.prog.structs[s].size;
                 self.emit(
                     Op::Alloc {
@@ -583,14 +599,26 @@ impl<'c, 't> FnLower<'c, 't> {
                     Some(i) if strip_parens(i).kind() == CXCursor_InitListExpr => {
                         self.init_struct(v, s, &prefix, Some(i), true)?
                     }
+                    Some(i) if var => {
+                        let from = self.lv(strip_noop(i))?;
+                        self.copy_struct(Lv::Obj(v, s, prefix.clone()), from, i)?
+                    }
                     Some(i) => return unsup(i, "struct copy in an array initialiser"),
                     None if zeroed => self.init_struct(v, s, &prefix, None, true)?,
                     None => {}
                 }
                 Lv::Obj(v, s, prefix)
             }
+            CTy::Void if var => return unsup(d, "void variable"),
             CTy::Void => return unsup(d, "array of void"),
         })
+    }
+
+    /// Registers `v` as the variable of the declaration `d` when `var`.
+    fn register_local(&mut self, d: Cursor<'t>, v: VarId, var: bool) {
+        if var {
+            self.locals.insert(d.canonical(), v);
+        }
     }
 
     /// Initialises the array member `name` (C type `t`) of the struct `ptr` points to

@@ -1,11 +1,10 @@
 //! Declarations: variables (scalars, address-taken scalars in stack cells, struct
 //! objects), their initialisers, and the stack cells of address-taken scalars.
 
-use super::cursor::{strip_noop, strip_parens};
+use super::cursor::strip_parens;
 use super::expr::zero;
-use super::lvalue::Lv;
 use super::{loc, unsup, FnLower, Unsup, R};
-use crate::cfa::{AllocKind, FieldRef, Op, Scope, SrcLoc, StructId, Ty, VarId};
+use crate::cfa::{AllocKind, FieldRef, Op, SrcLoc, StructId, Ty, VarId};
 use crate::frontend::clang::{Cursor, Type};
 use crate::frontend::types::{is_array, CTy};
 use clang_sys::*;
@@ -35,7 +34,6 @@ impl<'c, 't> FnLower<'c, 't> {
     /// Lowers a local variable declaration with its initialiser (static and extern
     /// ones are globals).
     pub(super) fn decl_var(&mut self, d: Cursor<'t>) -> R<()> {
-        let src = loc(d);
         if matches!(d.storage_class(), CX_SC_Static | CX_SC_Extern) {
             if is_array(d.ty()) {
                 self.cx.global_array(d)?;
@@ -48,62 +46,8 @@ impl<'c, 't> FnLower<'c, 't> {
             return self.decl_array(d);
         }
         let name = self.unique_name(&d.spelling());
-        match self.cx.conv(d.ty(), d)? {
-            CTy::Scalar(ty) if self.cx.addr_taken.contains(&d.canonical()) => {
-                let cty = Ty::Ptr(Box::new(ty.clone()));
-                let v = self.cx.new_var(name, cty, Scope::Local(self.fid), src);
-                self.cx.prog.functions[self.fid].locals.push(v);
-                self.cx.cell_vars.insert(v, ty.clone());
-                self.locals.insert(d.canonical(), v);
-                self.alloc_cell(v, ty.clone(), src);
-                // without initialiser the cell stays uninitialised, like a stack
-                // struct's fields: its reads are indeterminate in every domain and in
-                // the path encoding (an unconstrained cell, no quantified value for the
-                // interpolants), and a replay takes the model's value
-                if let Some(i) = d.var_init() {
-                    let e = self.rv_as(i, &ty)?;
-                    self.emit(Op::StoreIndirect { ptr: v, src: e }, src);
-                }
-            }
-            CTy::Scalar(ty) => {
-                let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
-                self.cx.prog.functions[self.fid].locals.push(v);
-                self.locals.insert(d.canonical(), v);
-                match d.var_init() {
-                    Some(i) => self.rhs_into(i, v)?,
-                    None => self.emit(Op::Nondet { dst: v }, src),
-                }
-            }
-            CTy::Struct(s) => {
-                let ty = Ty::Ptr(Box::new(Ty::Struct(s)));
-                let v = self.cx.new_var(name, ty, Scope::Local(self.fid), src);
-                self.cx.prog.functions[self.fid].locals.push(v);
-                self.cx.obj_vars.insert(v, s);
-                self.cx.note_head(v, s, d.ty());
-                self.locals.insert(d.canonical(), v);
-                let bytes = self.cx.prog.structs[s].size;
-                self.emit(
-                    Op::Alloc {
-                        dst: v,
-                        pointee: Ty::Struct(s),
-                        bytes: Some(bytes),
-                        kind: AllocKind::Stack,
-                    },
-                    src,
-                );
-                self.embed_links(v, s, AllocKind::Stack, d, src)?;
-                if let Some(i) = d.var_init() {
-                    let prefix = self.cx.obj_prefix(d.ty());
-                    if strip_parens(i).kind() == CXCursor_InitListExpr {
-                        self.init_struct(v, s, &prefix, Some(i), true)?;
-                    } else {
-                        let from = self.lv(strip_noop(i))?;
-                        self.copy_struct(Lv::Obj(v, s, prefix), from, i)?;
-                    }
-                }
-            }
-            CTy::Void => return unsup(d, "void variable"),
-        }
+        let taken = self.cx.addr_taken.contains(&d.canonical());
+        self.local_object(d, &name, d.ty(), d.var_init(), false, taken, true)?;
         Ok(())
     }
 
