@@ -83,3 +83,21 @@ fn exit_codes() {
     assert_eq!(rc, 3, "{err}");
     assert!(err.contains("unsupported"), "{err}");
 }
+
+#[test]
+fn no_single_site_in_the_middle_of_an_update_decides_the_data_structure() {
+    // a regression: the first five deep heaps all came from the return of a check
+    // called between CDL_REPLACE_ELEM and the free of the replaced cell, whose stale
+    // links break every invariant; the type was `unknown` and stayed explicit, so the
+    // refinement failed on its data facts
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/real/ut_cdl_elem.c");
+    let (rc, out, err) = samples(&[&f.to_string_lossy()]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("struct el: cyclic_dll"), "{out}");
+    let sites: std::collections::BTreeSet<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("sample "))
+        .filter_map(|l| l.split(" at ").nth(1)?.split(',').next())
+        .collect();
+    assert!(sites.len() >= 3, "{sites:?}\n{out}");
+}

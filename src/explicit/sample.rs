@@ -26,7 +26,8 @@ pub enum SampleSites {
     /// Preferably at loop heads of `main` and return sites of calls in `main` (between
     /// client-level operations, where data structures are consistent rather than in
     /// the middle of an update); if those do not give enough samples within the
-    /// budget, also at loop heads and entries/exits of other functions.
+    /// budget, also at loop heads and entries/exits of other functions. No site gives
+    /// half of the samples or more while others can give some ([`per_site_cap`]).
     Stable,
 }
 
@@ -182,8 +183,11 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         None => SampleCollector::new(cfg.threshold),
         Some(s) => SampleCollector::focused(cfg.threshold, s),
     };
-    let mut collectors = [collector(), collector()];
-    let mut nodes_of: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    // primary sites, primary sites past their share (`per_site_cap`), secondary sites
+    let mut collectors = [collector(), collector(), collector()];
+    let mut nodes_of: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let cap = per_site_cap(cfg.threshold.samples);
+    let mut kept_at: BTreeMap<Node, usize> = BTreeMap::new();
     let mut seen: HashSet<Item> = HashSet::new();
     let mut queue: VecDeque<Item> = VecDeque::new();
     let mut errors: BTreeMap<String, usize> = BTreeMap::new();
@@ -205,8 +209,16 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         }
         states += 1;
         if let Some(t) = tier(node) {
-            if collectors[t].offer(&st) {
-                nodes_of[t].push(node.index());
+            let c = match t {
+                0 if kept_at.get(&node).is_some_and(|&k| k >= cap) => 1,
+                0 => 0,
+                _ => 2,
+            };
+            if collectors[c].offer(&st) {
+                nodes_of[c].push(node.index());
+                if c == 0 {
+                    *kept_at.entry(node).or_insert(0) += 1;
+                }
             }
         }
         if prog.is_error(node) {
@@ -359,13 +371,24 @@ fn expand(
     next
 }
 
-/// The samples the collectors kept (primary sites first, distinct heaps, at most
+/// How many samples one primary site may give before the others are searched: fewer
+/// than half of them, so that a site in the middle of an update (a check function called
+/// between unlinking a cell and freeing it, whose stale links break every invariant)
+/// cannot outvote the rest ([`super::infer::PairResult::holds_mostly`]). Samples a site
+/// gives past its share are used only when the other primary sites give too few within
+/// the budget (then the samples are what they were without the cap).
+pub fn per_site_cap(samples: usize) -> usize {
+    (samples.saturating_sub(1) / 2).max(1)
+}
+
+/// The samples the collectors kept (primary sites within their share first, then the
+/// primary sites' surplus, then secondary sites; distinct heaps, at most
 /// [`SampleThreshold::samples`]) and the classification of every struct type in them.
 fn collect_samples(
     prog: &Program,
     cfg: &SamplerConfig,
-    collectors: &[SampleCollector; 2],
-    nodes_of: [Vec<usize>; 2],
+    collectors: &[SampleCollector; 3],
+    nodes_of: [Vec<usize>; 3],
 ) -> (Vec<Sample>, Vec<Classification>) {
     let mut samples: Vec<Sample> = Vec::new();
     let mut keys = BTreeSet::new();

@@ -1199,6 +1199,18 @@ fn sampler_recognises_alloc_list_as_dll() {
 }
 
 #[test]
+fn no_primary_site_gives_half_of_the_samples() {
+    use super::sample::per_site_cap;
+    assert_eq!(per_site_cap(5), 2);
+    assert_eq!(per_site_cap(50), 24);
+    assert_eq!(per_site_cap(1), 1);
+    assert_eq!(per_site_cap(0), 1);
+    for n in 3..100 {
+        assert!(2 * per_site_cap(n) < n, "{n}");
+    }
+}
+
+#[test]
 fn post_sound_never_errs() {
     let mut prog = op_prog();
     let s = SrcLoc::default();
