@@ -94,6 +94,9 @@ fn coerce_rounds(mut s: Structure, first: Option<FixedBitSet>) -> Option<Structu
         if !acyclic_rules(&mut s, &mut ch) {
             return None;
         }
+        if !injective_rules(&mut s, &mut ch) {
+            return None;
+        }
         if !instr_rules(&mut s, &reads, prev.as_ref(), &mut ch) {
             return None;
         }
@@ -296,6 +299,52 @@ fn builtin_rules(s: &mut Structure, ch: &mut Changes) -> bool {
                         s.set2(*f, u, w2, Kleene::False);
                         ch.mark(2, *f);
                     }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The facts of the injective fields ([`super::families::Injective`]): a node whose `f`
+/// sources all cancel (`cancel[f, g] = 1`) is not shared along `f` (`is[f] = 0`); when
+/// every node cancels and has an `f` successor, every node lies on an `f` cycle
+/// (`c[f] = 1`, `acyc[f] = 0`; not in a class with counters). False when a definite value
+/// contradicts them (no heap).
+fn injective_rules(s: &mut Structure, ch: &mut Changes) -> bool {
+    let voc = s.vocab().clone();
+    let n = s.len();
+    let one =
+        |s: &Structure, ps: &[usize], u: usize| ps.iter().any(|&p| s.get1(p, u) == Kleene::True);
+    let mut sharpen = |s: &mut Structure, p: usize, u: usize, want: Kleene| -> bool {
+        match s.get1(p, u) {
+            k if k == want => true,
+            Kleene::Half => {
+                s.set1(p, u, want);
+                ch.mark(1, p);
+                true
+            }
+            _ => false,
+        }
+    };
+    for inj in &voc.injective {
+        for v in 0..n {
+            let unshared =
+                (0..n).all(|a| s.get2(inj.field, a, v) == Kleene::False || one(s, &inj.cancel, a));
+            if unshared && !inj.shared.iter().all(|&p| sharpen(s, p, v, Kleene::False)) {
+                return false;
+            }
+        }
+        let permutation = n > 0 && (0..n).all(|a| one(s, &inj.cancel, a) && one(s, &inj.total, a));
+        // not in a counting class: there the extra sharpening led FineTune past the
+        // class that proved seeds/cyclic_dll_sentinel (0.7 s) to a path no class removes
+        // (a time-out); skipping a sound rule only loses precision
+        if permutation && voc.class.counters.is_empty() {
+            for v in 0..n {
+                if !inj.cyclic.iter().all(|&p| sharpen(s, p, v, Kleene::True))
+                    || !inj.acyclic.iter().all(|&p| sharpen(s, p, v, Kleene::False))
+                {
+                    return false;
                 }
             }
         }
@@ -824,6 +873,7 @@ mod tests {
             let mut ch = Changes::new(&voc);
             if !builtin_rules(&mut s, &mut ch)
                 || !acyclic_rules(&mut s, &mut ch)
+                || !injective_rules(&mut s, &mut ch)
                 || !instr_rules(&mut s, &reads, None, &mut ch)
                 || !constraint_rules(&mut s, &reads, None, &mut ch)
             {
@@ -1052,5 +1102,133 @@ mod tests {
         let mut s = Structure::from_concrete(&c, 2, &ok).unwrap_or_else(|e| panic!("{e}"));
         s.set2(prev, 1, 0, Kleene::False);
         assert!(coerce(s).is_none());
+    }
+
+    /// The class of the injectivity tests: `cancel[next, prev]`, `is[next]`, `tot[next]`
+    /// (as `nn`'s definition) and `c[next]`, without `tc` or reachability.
+    fn injective_class() -> crate::tvla::class::ShapeClass {
+        fam::simple_class(
+            &["x"],
+            &["next", "prev"],
+            vec![
+                fam::cancel("next", "prev"),
+                fam::shared(&["next"]),
+                fam::nonnull("next"),
+                fam::cyclic(&["next"]),
+            ],
+        )
+    }
+
+    /// A DLL of `len` cells from `x`, closed into a cycle, with `extra` more cells whose
+    /// `next` is cell 1 (stale links of an unlinked cell).
+    fn dll_with_stale(len: usize, extra: usize) -> Structure {
+        let c = injective_class();
+        let mut f = vec![Fact::Unary(PredSym::with("pt", &["x"]), 0)];
+        for i in 0..len {
+            let j = (i + 1) % len;
+            f.push(Fact::Binary(PredSym::plain("next"), i, j));
+            f.push(Fact::Binary(PredSym::plain("prev"), j, i));
+        }
+        for k in 0..extra {
+            f.push(Fact::Binary(PredSym::plain("next"), len + k, 1));
+        }
+        Structure::from_concrete(&c, len + extra, &f)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .blur()
+    }
+
+    #[test]
+    fn a_cancelling_total_field_is_a_permutation_so_every_cell_is_on_a_cycle() {
+        // what a store into a cycle leaves without `tc`: `c` and `is` at 1/2
+        let b = dll_with_stale(5, 0);
+        let voc = b.vocab().clone();
+        let ix = |name: &str, params: &[&str]| {
+            voc.lookup(&PredSym::with(name, params))
+                .map(|(_, i)| i)
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        let (c, is) = (ix("c", &["next"]), ix("is", &["next"]));
+        assert_eq!(voc.injective.len(), 1, "{:?}", voc.injective);
+        let mut t = b.clone();
+        for u in 0..t.len() {
+            t.set1(c, u, Kleene::Half);
+            t.set1(is, u, Kleene::Half);
+        }
+        let got = coerce(t).unwrap_or_else(|| panic!("a heap is lost: {b}"));
+        for u in 0..got.len() {
+            assert_eq!(got.get1(c, u), Kleene::True, "{got}");
+            assert_eq!(got.get1(is, u), Kleene::False, "{got}");
+        }
+        // a counting class keeps the cycle rule off (sharing still follows)
+        let mut counting = injective_class();
+        counting.counters.push("len".into());
+        let voc_n = Vocab::of(&counting);
+        let mut t = Structure::empty(&counting);
+        for u in 0..b.len() {
+            t.add_node(b.get1(SM, u));
+        }
+        for (i, p) in voc.unary.iter().enumerate() {
+            let j = voc_n.lookup(p).map_or(usize::MAX, |(_, j)| j);
+            for u in 0..b.len() {
+                t.set1(
+                    j,
+                    u,
+                    if i == c || i == is {
+                        Kleene::Half
+                    } else {
+                        b.get1(i, u)
+                    },
+                );
+            }
+        }
+        for (i, p) in voc.binary.iter().enumerate() {
+            let j = voc_n.lookup(p).map_or(usize::MAX, |(_, j)| j);
+            for u in 0..b.len() {
+                for w in 0..b.len() {
+                    t.set2(j, u, w, b.get2(i, u, w));
+                }
+            }
+        }
+        let got = coerce(t).unwrap_or_else(|| panic!("a heap is lost: {b}"));
+        assert!(
+            (0..got.len()).any(|u| got.get1(c, u) == Kleene::Half),
+            "{got}"
+        );
+        assert!(
+            (0..got.len()).all(|u| got.get1(is, u) == Kleene::False),
+            "{got}"
+        );
+        // a definite value against the rule: no heap
+        let mut bad = b.clone();
+        bad.set1(is, 0, Kleene::True);
+        assert_eq!(coerce(bad), None);
+    }
+
+    #[test]
+    fn a_cell_that_does_not_cancel_keeps_sharing_and_cycles_open() {
+        // cell 5's `next` is cell 1, whose `prev` is cell 0: cell 1 is shared, cell 5
+        // on no cycle; coerce keeps both (the rules need every source to cancel)
+        let b = dll_with_stale(5, 1);
+        let got = coerce(b.clone()).unwrap_or_else(|| panic!("a heap is lost: {b}"));
+        let voc = got.vocab().clone();
+        let is = voc
+            .lookup(&PredSym::with("is", &["next"]))
+            .map_or(usize::MAX, |(_, i)| i);
+        assert!(
+            (0..got.len()).any(|u| got.get1(is, u) == Kleene::True),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn injectivity_is_recognised_by_definition_never_by_name() {
+        let mut c = injective_class();
+        for p in &mut c.instr {
+            if p.sym.name == "cancel" {
+                p.def = fam::nonnull("next").def;
+            }
+        }
+        assert!(Vocab::of(&c).injective.is_empty());
+        assert_eq!(Vocab::of(&injective_class()).injective.len(), 1);
     }
 }

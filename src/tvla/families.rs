@@ -402,6 +402,82 @@ pub fn alpha_eq(a: &Formula, b: &Formula, bound: &mut Vec<(String, String)>) -> 
     }
 }
 
+/// A pointer field that cancellation makes injective, with the predicates whose values
+/// follow from that (coerce's `injective_rules`), as vocabulary indices. Two distinct cells
+/// that both satisfy `cancel[f, g]` cannot have the same `f` target (it would have two `g`
+/// values), so a node whose `f` sources all cancel is not shared along `f`; when every node
+/// also has an `f` successor, `f` is a total injective map of the finite universe into
+/// itself, a permutation, so every node lies on an `f` cycle. Every predicate is recognised
+/// by its definition ([`alpha_eq`]), never by its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Injective {
+    /// The binary index of the field `f`.
+    pub field: usize,
+    /// Unary `cancel[f, g]` predicates (any `g`).
+    pub cancel: Vec<usize>,
+    /// Unary `is[f]` (shared along `f` alone).
+    pub shared: Vec<usize>,
+    /// Unary predicates defined as `E w. f(v, w)` (`tot[f]`, `nn[f]`).
+    pub total: Vec<usize>,
+    /// Unary `c[f]`.
+    pub cyclic: Vec<usize>,
+    /// Unary `acyc[f]`.
+    pub acyclic: Vec<usize>,
+}
+
+/// The [`Injective`] fields of `class` (`index`: a predicate's arity and vocabulary index):
+/// the fields `f` some unary predicate of the class is `cancel[f, g]` of, by definition.
+pub fn injective_fields(
+    class: &ShapeClass,
+    index: impl Fn(&PredSym) -> Option<(u8, usize)>,
+) -> Vec<Injective> {
+    let is_def = |p: &PredDef, want: PredDef| match (&p.def, &want.def) {
+        (Some(a), Some(b)) => p.arity == want.arity && alpha_eq(a, b, &mut Vec::new()),
+        _ => false,
+    };
+    let unary = |p: &PredDef| match index(&p.sym) {
+        Some((1, i)) => Some(i),
+        _ => None,
+    };
+    let fields: Vec<(String, usize)> = class
+        .core
+        .iter()
+        .filter(|p| p.arity == 2 && p.sym.params.is_empty())
+        .filter_map(|p| match index(&p.sym) {
+            Some((2, i)) => Some((p.sym.name.clone(), i)),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (f, fi) in &fields {
+        let of = |want: &dyn Fn(&PredDef) -> bool| -> Vec<usize> {
+            class
+                .instr
+                .iter()
+                .filter(|p| want(p))
+                .filter_map(unary)
+                .collect()
+        };
+        let cancel = of(&|p| {
+            fields
+                .iter()
+                .any(|(g, _)| g != f && is_def(p, self::cancel(f, g)))
+        });
+        if cancel.is_empty() {
+            continue;
+        }
+        out.push(Injective {
+            field: *fi,
+            cancel,
+            shared: of(&|p| is_def(p, shared(&[f]))),
+            total: of(&|p| is_def(p, nonnull(f))),
+            cyclic: of(&|p| recognize(p) == Some(Family::Cyclic(vec![f.clone()]))),
+            acyclic: of(&|p| recognize(p) == Some(Family::Acyclic(vec![f.clone()]))),
+        });
+    }
+    out
+}
+
 /// A shape class over the given pointers and fields with the given instrumentation
 /// predicates; abstraction predicates are all `pt[x]` and all unary instrumentation
 /// predicates (a convenience for tests and hand-written classes).

@@ -93,6 +93,8 @@ pub struct Vocab {
     /// Unit-propagation rules `A vs. lhs -> literal` derived from clause-shaped
     /// constraints and instrumentation definitions (used by coerce).
     pub rules: Vec<Compiled>,
+    /// The fields cancellation makes injective, with the predicates that follow.
+    pub injective: Vec<super::families::Injective>,
     /// Whether every definition and constraint is local to a connected component
     /// ([`super::analysis::component_local`]; binary definitions also link their two
     /// nodes), with no nullary predicate and no counters: then a post may leave the
@@ -224,6 +226,7 @@ impl Vocab {
             fields: Vec::new(),
             constraints: Vec::new(),
             rules: Vec::new(),
+            injective: Vec::new(),
             frame_local: false,
         };
         v.index.insert(sm, (1, SM));
@@ -277,6 +280,7 @@ impl Vocab {
             .collect();
         let rules = coerce_rules(class);
         v.rules = rules.iter().map(|f| Compiled::new(&v, f, &[])).collect();
+        v.injective = super::families::injective_fields(class, |p| v.lookup(p));
         v.frame_local = v.nullary.is_empty() && class.counters.is_empty() && {
             use super::analysis::{component_local, connects};
             let defs_local = class.instr.iter().all(|p| match (&p.def, p.arity) {
