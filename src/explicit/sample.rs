@@ -9,7 +9,7 @@
 //! hash-order dependence.
 
 use super::depth::{sample_key, SampleCollector, SampleThreshold};
-use super::infer::{classify, Classification};
+use super::infer::{classify, Classification, DataStructure};
 use super::post::Domain;
 use super::ExplicitState;
 use crate::cfa::{EdgeId, Expr, LocKind, Node, Op, Program, Scope, Step, StructId, VarId};
@@ -26,8 +26,9 @@ pub enum SampleSites {
     /// Preferably at loop heads of `main` and return sites of calls in `main` (between
     /// client-level operations, where data structures are consistent rather than in
     /// the middle of an update); if those do not give enough samples within the
-    /// budget, also at loop heads and entries/exits of other functions. No site gives
-    /// half of the samples or more while others can give some ([`per_site_cap`]).
+    /// budget, also at loop heads and entries/exits of other functions. A type the first
+    /// samples leave `unknown` is classified on samples of which no site gives half
+    /// ([`per_site_cap`]).
     Stable,
 }
 
@@ -183,9 +184,11 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         None => SampleCollector::new(cfg.threshold),
         Some(s) => SampleCollector::focused(cfg.threshold, s),
     };
-    // primary sites, primary sites past their share (`per_site_cap`), secondary sites
-    let mut collectors = [collector(), collector(), collector()];
-    let mut nodes_of: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    // primary sites within their share (`per_site_cap`), primary sites past it, secondary
+    // sites, and primary sites without the cap (the samples used unless they leave a type
+    // `unknown`)
+    let mut collectors = [collector(), collector(), collector(), collector()];
+    let mut nodes_of: [Vec<usize>; 4] = Default::default();
     let cap = per_site_cap(cfg.threshold.samples);
     let mut kept_at: BTreeMap<Node, usize> = BTreeMap::new();
     let mut seen: HashSet<Item> = HashSet::new();
@@ -199,8 +202,12 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         queue.push_back(init);
     }
     let mut budget_exhausted = false;
+    // when the primary sites with their surplus first had enough samples: the search for
+    // other sites then gets as many states again, no more (time and memory at most double)
+    let mut filled_at: Option<usize> = None;
     while let Some((node, stack, st)) = queue.pop_front() {
-        if collectors[0].done() {
+        let capped_done = collectors[0].done() || filled_at.is_some_and(|f| states >= 2 * f);
+        if capped_done && collectors[3].done() {
             break;
         }
         if states >= cfg.state_budget || cfg.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -209,6 +216,9 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
         }
         states += 1;
         if let Some(t) = tier(node) {
+            if t == 0 && collectors[3].offer(&st) {
+                nodes_of[3].push(node.index());
+            }
             let c = match t {
                 0 if kept_at.get(&node).is_some_and(|&k| k >= cap) => 1,
                 0 => 0,
@@ -218,6 +228,10 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
                 nodes_of[c].push(node.index());
                 if c == 0 {
                     *kept_at.entry(node).or_insert(0) += 1;
+                }
+                let primary = collectors[0].kept.len() + collectors[1].kept.len();
+                if filled_at.is_none() && primary >= cfg.threshold.samples {
+                    filled_at = Some(states);
                 }
             }
         }
@@ -236,7 +250,32 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
             }
         }
     }
-    let (samples, classifications) = collect_samples(prog, cfg, &collectors, nodes_of);
+    let [capped, surplus, secondary, uncapped] = nodes_of;
+    let [c0, c1, c2, c3] = &collectors;
+    let (mut samples, mut classifications) =
+        collect_samples(prog, cfg, &[(c3, uncapped), (c2, secondary.clone())]);
+    if classifications
+        .iter()
+        .any(|c| c.chosen == DataStructure::Unknown)
+    {
+        let (diverse, better) =
+            collect_samples(prog, cfg, &[(c0, capped), (c1, surplus), (c2, secondary)]);
+        let mut replaced = false;
+        for c in &mut classifications {
+            if c.chosen != DataStructure::Unknown {
+                continue;
+            }
+            if let Some(b) = better.iter().find(|b| b.strukt == c.strukt) {
+                if b.chosen != DataStructure::Unknown {
+                    *c = b.clone();
+                    replaced = true;
+                }
+            }
+        }
+        if replaced {
+            samples = diverse;
+        }
+    }
     SampleReport {
         samples,
         states,
@@ -371,12 +410,13 @@ fn expand(
     next
 }
 
-/// How many samples one primary site may give before the others are searched: fewer
+/// How many samples one primary site may give in the second, diverse sample set: fewer
 /// than half of them, so that a site in the middle of an update (a check function called
 /// between unlinking a cell and freeing it, whose stale links break every invariant)
-/// cannot outvote the rest ([`super::infer::PairResult::holds_mostly`]). Samples a site
-/// gives past its share are used only when the other primary sites give too few within
-/// the budget (then the samples are what they were without the cap).
+/// cannot outvote the rest ([`super::infer::PairResult::holds_mostly`]). That set is used
+/// only for a type the first samples (as before the cap) leave `unknown`; samples a site
+/// gives past its share fill it when the other primary sites give too few within the
+/// budget, or within as many states again as it took to have enough with the surplus.
 pub fn per_site_cap(samples: usize) -> usize {
     (samples.saturating_sub(1) / 2).max(1)
 }
@@ -387,16 +427,15 @@ pub fn per_site_cap(samples: usize) -> usize {
 fn collect_samples(
     prog: &Program,
     cfg: &SamplerConfig,
-    collectors: &[SampleCollector; 3],
-    nodes_of: [Vec<usize>; 3],
+    collectors: &[(&SampleCollector, Vec<usize>)],
 ) -> (Vec<Sample>, Vec<Classification>) {
     let mut samples: Vec<Sample> = Vec::new();
     let mut keys = BTreeSet::new();
-    for (c, nodes) in collectors.iter().zip(nodes_of) {
+    for (c, nodes) in collectors {
         for ((st, root, depth), node) in c.kept.iter().zip(nodes) {
             if samples.len() < cfg.threshold.samples && keys.insert(sample_key(st)) {
                 samples.push(Sample {
-                    node,
+                    node: *node,
                     root: *root,
                     depth: *depth,
                     state: st.clone(),
