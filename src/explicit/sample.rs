@@ -205,10 +205,19 @@ pub fn sample_program(prog: &Program, cfg: &SamplerConfig) -> SampleReport {
     // when the primary sites with their surplus first had enough samples: the search for
     // other sites then gets as many states again, no more (time and memory at most double)
     let mut filled_at: Option<usize> = None;
+    // once the uncapped samples are complete: whether they leave a type `unknown` (only
+    // then is the search for the capped ones worth going on)
+    let mut need_diverse: Option<bool> = None;
     while let Some((node, stack, st)) = queue.pop_front() {
-        let capped_done = collectors[0].done() || filled_at.is_some_and(|f| states >= 2 * f);
-        if capped_done && collectors[3].done() {
-            break;
+        if collectors[3].done() {
+            let need = *need_diverse.get_or_insert_with(|| {
+                let (_, cls) = collect_samples(prog, cfg, &[(&collectors[3], nodes_of[3].clone())]);
+                cls.iter().any(|c| c.chosen == DataStructure::Unknown)
+            });
+            let capped_done = collectors[0].done() || filled_at.is_some_and(|f| states >= 2 * f);
+            if !need || capped_done {
+                break;
+            }
         }
         if states >= cfg.state_budget || cfg.deadline.is_some_and(|d| Instant::now() >= d) {
             budget_exhausted = true;
