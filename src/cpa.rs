@@ -80,8 +80,10 @@ pub trait Cpa {
     /// A cheap necessary condition for coverage, which `BuildART` tests before
     /// [`Cpa::stop`] so that states that cannot help are never compared. Law: if `t`
     /// can take part in covering `s` (alone by [`Cpa::covers`], or among others by
-    /// [`Cpa::covers_union`]), then `fingerprint(t).may_cover(&fingerprint(s))`. The
-    /// default asks nothing (no state is filtered out).
+    /// [`Cpa::covers_union`]), then `fingerprint(t).may_cover(&fingerprint(s))`; and if
+    /// [`Cpa::merge`] of `t` and `s` is `Some`, then
+    /// `fingerprint(t).may_merge(&fingerprint(s))`. The default asks nothing (no state
+    /// is filtered out).
     fn fingerprint(&self, _s: &Self::State) -> Fingerprint {
         Fingerprint::default()
     }
@@ -105,11 +107,23 @@ pub trait Cpa {
 
 /// Facts about a state as bits ([`Cpa::fingerprint`]): `req`, the facts every state
 /// that this state helps to cover has, and `offer`, the facts this state has (`None`:
-/// every fact). What a bit means is up to the CPA.
+/// every fact). What a bit means is up to the CPA. `merge` is what merging asks
+/// (`None`: nothing): a key two states must share and a set of bits, those of the
+/// state merged in contained in those of the state it is merged into.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fingerprint {
     pub req: Vec<u64>,
     pub offer: Option<Vec<u64>>,
+    pub merge: Option<MergeKey>,
+}
+
+/// The part of a [`Fingerprint`] that [`Fingerprint::may_merge`] compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergeKey {
+    /// Equal for any two states that merge.
+    pub exact: u64,
+    /// Those of the state merged in are a subset of those of the state it goes into.
+    pub bits: u64,
 }
 
 impl Fingerprint {
@@ -123,6 +137,14 @@ impl Fingerprint {
             .iter()
             .enumerate()
             .all(|(i, r)| r & !offer.get(i).copied().unwrap_or(0) == 0)
+    }
+    /// False only if [`Cpa::merge`] of a state with this fingerprint (the existing
+    /// one) and a state with `new`'s cannot succeed.
+    pub fn may_merge(&self, new: &Fingerprint) -> bool {
+        match (&self.merge, &new.merge) {
+            (Some(a), Some(b)) => a.exact == b.exact && b.bits & !a.bits == 0,
+            _ => true,
+        }
     }
 }
 
@@ -191,5 +213,29 @@ impl Cpa for Locations {
     }
     fn covers(&self, _: &(), _: &()) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(merge: Option<(u64, u64)>) -> Fingerprint {
+        Fingerprint {
+            merge: merge.map(|(exact, bits)| MergeKey { exact, bits }),
+            ..Fingerprint::default()
+        }
+    }
+
+    #[test]
+    fn a_merge_needs_equal_keys_and_the_new_states_bits_within_the_existing_ones() {
+        let existing = fp(Some((7, 0b0110)));
+        assert!(existing.may_merge(&fp(Some((7, 0b0100)))));
+        assert!(existing.may_merge(&fp(Some((7, 0b0110)))));
+        assert!(!existing.may_merge(&fp(Some((7, 0b0001)))));
+        assert!(!existing.may_merge(&fp(Some((8, 0b0100)))));
+        // a state without a key filters nothing, either way
+        assert!(existing.may_merge(&fp(None)));
+        assert!(fp(None).may_merge(&existing));
     }
 }

@@ -1029,6 +1029,28 @@ impl Structure {
         self.voc.abs.iter().map(|i| self.get1(*i, u)).collect()
     }
 
+    /// A hash of what [`Structure::joins_partially`] compares (the node count, the
+    /// nullary values, the multiset of node names): equal for any two structures that
+    /// join partially.
+    pub fn join_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut names: Vec<u64> = (0..self.n)
+            .map(|u| {
+                let mut h = rustc_hash::FxHasher::default();
+                for i in &self.voc.abs {
+                    self.get1(*i, u).hash(&mut h);
+                }
+                h.finish()
+            })
+            .collect();
+        names.sort_unstable();
+        let mut h = rustc_hash::FxHasher::default();
+        self.n.hash(&mut h);
+        self.v0.hash(&mut h);
+        names.hash(&mut h);
+        h.finish()
+    }
+
     /// True if [`Structure::partial_join`] of the two would not be `None`: the same
     /// vocabulary, nullary values and node names, each name on exactly one node. A
     /// cheap test (no structure is built).

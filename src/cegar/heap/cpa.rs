@@ -3,7 +3,7 @@
 //! cube know of integers stored into and loaded from fields.
 
 use crate::cfa::{BinOp, Expr, Node, Op, Program, Scope, Step, VarId};
-use crate::cpa::{Cpa, Fingerprint};
+use crate::cpa::{Cpa, Fingerprint, MergeKey};
 use crate::explicit::{ExplicitCpa, ExplicitPrec, ExplicitState};
 use crate::predabs::{Cube, Precision, PredAbs};
 use crate::shape::{Known, ShapeCpa, ShapePrec, ShapeState};
@@ -268,6 +268,7 @@ impl Cpa for HeapCpa {
         Fingerprint {
             req,
             offer: Some(offer),
+            merge: Some(merge_key(s)),
         }
     }
     /// Cheapest component first: cubes, then explicit heaps, then shape embeddings.
@@ -662,6 +663,33 @@ fn stored_facts(
         })
         .filter(|(op, _)| op.is_comparison())
         .collect()
+}
+
+/// What [`HeapCpa::merge`] needs of two states, as a [`MergeKey`]: equal cubes,
+/// explicit heaps, loaded-field bookkeeping and component types (`exact`), and every
+/// structure of the state merged in with the node names of one of the state it goes
+/// into ([`crate::shape::ShapeState::merge`]; `bits`: one bit per component and
+/// [`crate::tvla::Structure::join_key`]).
+fn merge_key(s: &HeapState) -> MergeKey {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    s.pred.hash(&mut h);
+    s.explicit.hash(&mut h);
+    s.shape.loaded.hash(&mut h);
+    let mut bits = 0u64;
+    for (k, c) in &s.shape.comps {
+        k.hash(&mut h);
+        for st in c.region.structures() {
+            let mut b = rustc_hash::FxHasher::default();
+            k.hash(&mut b);
+            st.join_key().hash(&mut b);
+            bits |= 1 << (b.finish() % 64);
+        }
+    }
+    MergeKey {
+        exact: h.finish(),
+        bits,
+    }
 }
 
 #[cfg(test)]

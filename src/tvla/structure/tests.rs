@@ -52,8 +52,14 @@ fn partial_join_needs_equal_names_and_covers_both() {
     for s in [&a, &b, &one, &both] {
         for t in [&a, &b, &one, &both] {
             assert_eq!(s.joins_partially(t), s.partial_join(t).is_some());
+            // the merge fingerprint's key: equal whenever the join exists
+            if s.joins_partially(t) {
+                assert_eq!(s.join_key(), t.join_key());
+            }
         }
     }
+    assert_ne!(a.join_key(), one.join_key());
+    assert_ne!(a.join_key(), both.join_key());
 }
 
 #[test]
