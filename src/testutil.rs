@@ -41,11 +41,10 @@ pub(crate) fn shared_bench_path(test: &str, sub: &str) -> Option<PathBuf> {
 /// The program of the C source `src` (written to a fresh temporary file, parsed with the
 /// default front-end options, the undefined-behaviour checks added as `verify` does).
 pub(crate) fn parse_c(src: &str) -> crate::cfa::Program {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("shapemc-parse-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let f = dir.join(format!("t{}.c", N.fetch_add(1, Ordering::Relaxed)));
+    // a directory of its own, removed on return (per-process directories piled up in
+    // the system's temporary directory)
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let f = dir.path().join("t.c");
     std::fs::write(&f, src).unwrap_or_else(|e| panic!("{e}"));
     let mut p =
         crate::frontend::parse_file(&f, &Default::default()).unwrap_or_else(|e| panic!("{e}"));

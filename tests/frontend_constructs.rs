@@ -6,25 +6,46 @@ use shapemc::diag::FrontendError;
 use shapemc::frontend::{
     parse_file, parse_file_with_warnings, program_to_dot, program_to_text, FrontendOptions,
 };
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
+/// A test program on disk, in a directory of its own that goes away with it.
+struct Src {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
-fn write_src(src: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("shapemc-fe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("t{n}.c"));
+impl std::ops::Deref for Src {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Src {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Src {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+/// `src` written to `t.c` in a fresh temporary directory (removed when the result is
+/// dropped: the per-process directories this test used to leave behind piled up in
+/// the system's temporary directory).
+fn write_src(src: &str) -> Src {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.c");
     std::fs::write(&path, src).expect("write test program");
-    path
+    Src { path, _dir: dir }
 }
 
 fn lower_opts(src: &str, opts: &FrontendOptions) -> Result<Program, FrontendError> {
     let path = write_src(src);
-    let r = parse_file(&path, opts);
-    let _ = std::fs::remove_file(&path);
-    r
+    parse_file(&path, opts)
 }
 
 fn lower(src: &str) -> Program {
