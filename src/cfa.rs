@@ -24,6 +24,7 @@
 
 pub mod cells;
 pub mod leak;
+pub mod live;
 pub mod loads;
 pub mod recursion;
 pub mod rewrite;

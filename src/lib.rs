@@ -27,6 +27,7 @@ pub mod simulate;
 pub mod smt;
 pub mod spec;
 pub mod svcomp;
+pub mod symheap;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod tvla;

@@ -65,6 +65,12 @@ pub struct VerifyArgs {
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
     pub domains: Domains,
+    /// The shape domain of `--domains heap`: `tvla` (default), three-valued shape
+    /// structures refined by SCGs (the paper's algorithm); `symheap`, symbolic heaps
+    /// with list segments (separation logic) beside predicate abstraction, for list
+    /// programs (unreach-call only; no promotion, one thread).
+    #[arg(long, value_enum, value_name = "DOMAIN", default_value = "tvla")]
+    pub shape_domain: ShapeDomain,
     /// Experiment: one joined region of shape structures per ART node from the start
     /// instead of one structure per node (by default a run switches to joined regions
     /// when most shape posts touch one of several independent structures).
@@ -170,6 +176,23 @@ pub enum Domains {
     Heap,
 }
 
+/// The shape domain of the heap abstraction ([`VerifyArgs::shape_domain`]).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ShapeDomain {
+    /// Three-valued shape structures (TVLA) with SCG refinement.
+    #[default]
+    Tvla,
+    /// Symbolic heaps with list segments ([`crate::symheap`]).
+    Symheap,
+}
+
+impl ShapeDomain {
+    /// Whether `verify` runs the symbolic-heap abstraction for these arguments.
+    pub fn is_symheap(args: &VerifyArgs) -> bool {
+        args.domains == Domains::Heap && args.shape_domain == ShapeDomain::Symheap
+    }
+}
+
 impl Default for VerifyArgs {
     fn default() -> Self {
         VerifyArgs {
@@ -186,6 +209,7 @@ impl Default for VerifyArgs {
             stats_json: None,
             scg: crate::scg::ScgMode::Refine,
             domains: Domains::Heap,
+            shape_domain: ShapeDomain::Tvla,
             shape_joined: false,
             shape_split: false,
             no_heap_pointer_predicates: false,
@@ -303,6 +327,22 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     )?;
     let started = std::time::Instant::now();
     let budget = args.timeout.filter(|t| t.is_finite() && *t > 0.0);
+    if ShapeDomain::is_symheap(args) {
+        if args.property.is_memory() {
+            eprintln!(
+                "error: --shape-domain symheap checks unreach-call only, not {}",
+                args.property
+            );
+            return Err(crate::diag::exit::USAGE_OR_PARSE);
+        }
+        return Ok(verify_program(
+            &prog,
+            args,
+            budget,
+            &[],
+            ProgramVariant::AsWritten,
+        ));
+    }
     // promotion turns heap objects into globals: it would hide leaks and frees
     let promoted = match (args.domains, args.promote) {
         _ if args.property.is_memory() => None,
@@ -837,6 +877,26 @@ fn verify_program_cancellable(
         property: args.property,
         ..Default::default()
     };
+    if ShapeDomain::is_symheap(args) {
+        let mut abs = super::symheap::SymHeapAbstraction::new(&prog, args.pred_scope, 10_000);
+        let out = model_check(&prog, &mut abs, &opts);
+        let file = out.certificate.as_ref().and_then(|c| {
+            let h = Header::new(&c.cpa, &prog, variant, None, c.nodes.len())
+                .map(|h| h.with_property(args.property));
+            cert_file(h, CertBody::Symheap(c.clone()))
+        });
+        return VerifyReport {
+            verdict: out.verdict,
+            stats: out.stats,
+            certificate: None,
+            heap_certificate: None,
+            certificate_file: file,
+            counterexample: out.counterexample,
+            log: out.log,
+            violated: out.violated,
+            program: variant,
+        };
+    }
     if args.domains == Domains::Pred {
         let mut abs = PredicateAbstraction::new(args.pred_scope, 10_000);
         let out = model_check(&prog, &mut abs, &opts);
@@ -915,6 +975,8 @@ pub enum CertBody {
     Pred(PredCertificate),
     /// The heap abstraction's compact body ([`super::heap_cert`]).
     Heap(super::heap_cert::HeapBody),
+    /// `--shape-domain symheap`: the generic certificate.
+    Symheap(super::symheap::SymHeapCertificate),
 }
 
 /// A certificate ready to be written: header and body.
@@ -930,6 +992,7 @@ impl CertFile {
         match &self.body {
             CertBody::Pred(b) => crate::cert::write_file(path, &self.header, b),
             CertBody::Heap(b) => crate::cert::write_file(path, &self.header, b),
+            CertBody::Symheap(b) => crate::cert::write_file(path, &self.header, b),
         }
     }
 }
@@ -1175,6 +1238,18 @@ pub fn check_certificate(
         drop(body);
         return Ok(
             match check_heap_certificate_until(&prog, &cert, split, deadline, args.memory_limit) {
+                Ok(()) => CheckOutcome::Valid,
+                Err(e) => limit(e),
+            },
+        );
+    }
+    if h.cpa == super::symheap::SYMHEAP_CPA_NAME {
+        let cert: super::symheap::SymHeapCertificate = match reader.body() {
+            Ok(c) => c,
+            Err(e) => return invalid(e),
+        };
+        return Ok(
+            match super::symheap::check_certificate(&prog, &cert, deadline, args.memory_limit) {
                 Ok(()) => CheckOutcome::Valid,
                 Err(e) => limit(e),
             },

@@ -22,6 +22,7 @@ mod gate;
 pub mod heap;
 pub mod memsafety;
 pub mod predicates;
+pub mod symheap;
 
 /// The compact body of heap certificates, under its former name.
 pub use heap::cert as heap_cert;

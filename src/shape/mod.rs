@@ -74,7 +74,7 @@
 //! - changing a class: states are converted on the next post ([`convert_comp`]).
 
 mod heap;
-mod live;
+use crate::cfa::live;
 pub mod numeric;
 mod ops;
 mod stack;

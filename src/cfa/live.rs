@@ -1,4 +1,4 @@
-//! Live variables per location (intraprocedural, backward): the shape domain sets dead
+//! Live variables per location (intraprocedural, backward): the shape domains set dead
 //! local pointer variables to NULL so that they stop distinguishing heap nodes. This
 //! is sound for reachability: a dead variable is written before it is read again.
 

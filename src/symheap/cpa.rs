@@ -1,0 +1,101 @@
+//! The symbolic-heap CPA: [`SymHeap`] states, the transfer of [`super::post`]
+//! followed by folding, entailment as coverage, no precision of its own.
+
+use super::{entail, fold, post, SymHeap, Val};
+use crate::cfa::{Node, Program, Scope, Step, VarId};
+use crate::cpa::{Cpa, Fingerprint};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// The symbolic-heap CPA over one program. The laws of [`Cpa`] hold: the post
+/// over-approximates (unfolding is exact, folding and forgetting dead variables only
+/// forget, anything not modelled is ⊤), coverage is [`entail::entails`] (reflexive;
+/// sound), and there is no precision adjustment.
+#[derive(Clone, Debug)]
+pub struct SymHeapCpa {
+    /// Live local variables per location ([`crate::cfa::live::live_vars`]): a pointer
+    /// of the location's own function that is dead there is forgotten.
+    live: Arc<HashMap<Node, BTreeSet<VarId>>>,
+    /// Where states are folded: the loop heads (every cycle of the CFA passes one, so
+    /// the states stay finite; elsewhere an object a statement is about to link is not
+    /// hidden in a segment half-way through the statement).
+    fold_at: Arc<BTreeSet<Node>>,
+}
+
+impl SymHeapCpa {
+    /// The CPA for `prog`.
+    pub fn new(prog: &Program) -> SymHeapCpa {
+        SymHeapCpa {
+            live: Arc::new(crate::cfa::live::live_vars(prog)),
+            fold_at: Arc::new(prog.loop_heads()),
+        }
+    }
+
+    /// `h` without the values of the pointers of `at`'s function that are dead there.
+    fn forget_dead(&self, prog: &Program, mut h: SymHeap, at: Node) -> SymHeap {
+        let Some(loc) = prog.graph.node_weight(at) else {
+            return h;
+        };
+        let func = loc.func;
+        let live = self.live.get(&at);
+        h.vars.retain(|&(x, _)| {
+            let own = prog.vars.get(x).is_some_and(|v| {
+                matches!(v.scope, Scope::Local(f) | Scope::Param(f) | Scope::Temp(f) if f == func)
+            });
+            !own || live.is_some_and(|l| l.contains(&x))
+        });
+        h
+    }
+}
+
+impl Cpa for SymHeapCpa {
+    type State = SymHeap;
+    type Prec = ();
+
+    fn name(&self) -> &'static str {
+        "symheap"
+    }
+    fn initial(&self, _prog: &Program, _prec: &()) -> SymHeap {
+        SymHeap::initial()
+    }
+    fn post(&self, prog: &Program, s: &SymHeap, step: Step, to: Node, _prec: &()) -> Vec<SymHeap> {
+        let mut out: Vec<SymHeap> = Vec::new();
+        for h in (post::Post { prog }).post(s, step) {
+            let h = self.forget_dead(prog, h, to);
+            let h = if self.fold_at.contains(&to) {
+                fold::fold(prog, h)
+            } else {
+                fold::bounded(h.canonical())
+            };
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        out
+    }
+    fn covers(&self, t: &SymHeap, s: &SymHeap) -> bool {
+        entail::entails(s, t)
+    }
+    fn fingerprint(&self, s: &SymHeap) -> Fingerprint {
+        // a covering state's variables that are NULL are NULL in the covered one
+        // (bit per variable, modulo 64), and ⊤ covers everything
+        if s.top {
+            return Fingerprint {
+                req: Vec::new(),
+                offer: None,
+                merge: None,
+            };
+        }
+        let mut null = 0u64;
+        for &(x, v) in &s.vars {
+            if v == Val::Null {
+                null |= 1 << (x % 64);
+            }
+        }
+        Fingerprint {
+            req: vec![null],
+            offer: Some(vec![null]),
+            merge: None,
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Entailment between [`SymHeap`]s: the coverage check of the symbolic-heap CPA.
+//!
+//! `entails(s, t)` looks for a map σ from `t`'s ids to `s`'s values under which every
+//! variable of `t` holds in `s`, every atom of `t` is matched by atoms of `s` (an
+//! object by an object with the same known fields; a segment by a chain of objects
+//! and segments of `s` with the same links, at least as long as the segment needs),
+//! no atom of `s` is used twice, and every disequality of `t` is proved by `s`. Atoms
+//! of `s` that nothing matches are garbage to `t` (its frame). Each of these steps
+//! only concludes what `s`'s meaning guarantees, so `true` means every state of `s`
+//! is one of `t`; a `false` may be incompleteness (e.g. a chain that would have to
+//! stop inside one of `s`'s segments).
+//!
+//! Where `t` leaves the end of a segment open, the chain of `s` is extended as long
+//! as the next object is referenced only by the chain: the same rule
+//! [`super::fold`] hides objects by, so folded states match.
+
+use super::{Atom, Id, SymHeap, Val};
+use std::collections::HashMap;
+
+/// True if every concrete state of `s` is one of `t`.
+pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
+    if t.top {
+        return true;
+    }
+    if s.top {
+        return false;
+    }
+    if s == t {
+        return true;
+    }
+    let mut m = Matcher {
+        s,
+        map: HashMap::new(),
+        used: vec![false; s.atoms.len()],
+        rc: s.refcounts(),
+    };
+    for &(x, tv) in &t.vars {
+        if !m.val(tv, s.get(x)) {
+            return false;
+        }
+    }
+    let mut done = vec![false; t.atoms.len()];
+    loop {
+        let mut progress = false;
+        for (k, a) in t.atoms.iter().enumerate() {
+            if done[k] {
+                continue;
+            }
+            let start = match a {
+                Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
+                Atom::Ls { from, .. } => *from,
+                Atom::Dls { first, .. } => *first,
+            };
+            match m.map.get(&start) {
+                None => {
+                    // a doubly-linked segment known by its last object only
+                    let Atom::Dls {
+                        strukt,
+                        next,
+                        prev,
+                        first,
+                        back,
+                        last,
+                        fwd,
+                    } = a
+                    else {
+                        continue;
+                    };
+                    let Some(&Val::Id(j)) = m.map.get(last) else {
+                        continue;
+                    };
+                    if !m.dls_back(*strukt, (*next, *prev), j, *first, *back, *fwd) {
+                        return false;
+                    }
+                }
+                Some(Val::Id(j)) => {
+                    let j = *j;
+                    if !m.atom(a, j) {
+                        return false;
+                    }
+                }
+                Some(_) => return false,
+            }
+            done[k] = true;
+            progress = true;
+        }
+        if !progress {
+            break;
+        }
+    }
+    if done.iter().any(|d| !d) {
+        return false;
+    }
+    t.neq.iter().all(|&(a, b)| match (m.image(a), m.image(b)) {
+        (Some(a), Some(b)) => s.distinct(a, b),
+        _ => false,
+    })
+}
+
+struct Matcher<'a> {
+    s: &'a SymHeap,
+    /// σ: `t`'s ids to `s`'s values.
+    map: HashMap<Id, Val>,
+    /// `s`'s atoms already matched.
+    used: Vec<bool>,
+    rc: HashMap<Id, usize>,
+}
+
+impl Matcher<'_> {
+    /// Matches `t`'s value `tv` with `s`'s `sv`, extending σ.
+    fn val(&mut self, tv: Val, sv: Val) -> bool {
+        match tv {
+            Val::Unknown => true,
+            Val::Null => sv == Val::Null,
+            Val::Id(k) => {
+                if sv == Val::Unknown {
+                    return false;
+                }
+                match self.map.get(&k) {
+                    Some(&v) => v == sv,
+                    None => {
+                        self.map.insert(k, sv);
+                        true
+                    }
+                }
+            }
+        }
+    }
+
+    fn image(&self, v: Val) -> Option<Val> {
+        match v {
+            Val::Null => Some(Val::Null),
+            Val::Unknown => None,
+            Val::Id(k) => self.map.get(&k).copied(),
+        }
+    }
+
+    /// The unused atom of `s` whose piece starts at `j`.
+    fn piece_at(&self, j: Id) -> Option<usize> {
+        self.s.atoms.iter().enumerate().find_map(|(k, a)| {
+            let first = match a {
+                Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
+                Atom::Ls { from, .. } => *from,
+                Atom::Dls { first, .. } => *first,
+            };
+            (first == j && !self.used[k]).then_some(k)
+        })
+    }
+
+    fn refs(&self, j: Id) -> usize {
+        self.rc.get(&j).copied().unwrap_or(0)
+    }
+
+    /// Matches `t`'s atom `a`, whose start σ maps to `j`.
+    fn atom(&mut self, a: &Atom, j: Id) -> bool {
+        match a {
+            Atom::Pt {
+                strukt,
+                fields,
+                heap,
+                ..
+            } => {
+                let Some(k) = self.piece_at(j) else {
+                    return false;
+                };
+                let Atom::Pt {
+                    strukt: s2,
+                    fields: f2,
+                    heap: h2,
+                    ..
+                } = &self.s.atoms[k]
+                else {
+                    return false;
+                };
+                if s2 != strukt || f2.len() != fields.len() || h2 != heap {
+                    return false;
+                }
+                self.used[k] = true;
+                let f2 = f2.clone();
+                fields.iter().zip(f2).all(|(tv, sv)| self.val(*tv, sv))
+            }
+            Atom::Block { heap, .. } => match self.piece_at(j) {
+                Some(k) if self.s.atoms[k] == (Atom::Block { at: j, heap: *heap }) => {
+                    self.used[k] = true;
+                    true
+                }
+                _ => false,
+            },
+            Atom::Ls {
+                strukt, link, to, ..
+            } => self.ls(*strukt, *link, j, *to),
+            Atom::Dls {
+                strukt,
+                next,
+                prev,
+                back,
+                last,
+                fwd,
+                ..
+            } => self.dls(*strukt, (*next, *prev), j, *back, *last, *fwd),
+        }
+    }
+
+    /// One singly-linked step from the piece at `cur`: the value after it.
+    fn ls_step(&mut self, strukt: usize, link: usize, cur: Id) -> Option<Val> {
+        let k = self.piece_at(cur)?;
+        let next = match &self.s.atoms[k] {
+            Atom::Pt {
+                strukt: s2,
+                fields,
+                heap: true,
+                ..
+            } if *s2 == strukt => *fields.get(link)?,
+            Atom::Ls {
+                strukt: s2,
+                link: l2,
+                to,
+                ..
+            } if *s2 == strukt && *l2 == link => *to,
+            Atom::Dls {
+                strukt: s2,
+                next: n2,
+                fwd,
+                ..
+            } if *s2 == strukt && *n2 == link => *fwd,
+            _ => return None,
+        };
+        self.used[k] = true;
+        Some(next)
+    }
+
+    /// Whether the object at `cur` (if an object) has a field other than `link` that
+    /// holds one of `ids`: fold refuses such a singly-linked merge.
+    fn points_into(&self, cur: Id, link: usize, ids: &[Id]) -> bool {
+        self.s.atoms.iter().any(|a| match a {
+            Atom::Pt { at, fields, .. } if *at == cur => fields
+                .iter()
+                .enumerate()
+                .any(|(f, v)| f != link && v.id().is_some_and(|i| ids.contains(&i))),
+            _ => false,
+        })
+    }
+
+    fn ls(&mut self, strukt: usize, link: usize, j: Id, to: Val) -> bool {
+        // references from the other fields of the objects the chain took: folding
+        // forgets them with the objects, so they do not keep an object named
+        let mut inner: HashMap<Id, usize> = HashMap::new();
+        self.note_other_fields(j, link, &mut inner);
+        let Some(mut next) = self.ls_step(strukt, link, j) else {
+            return false;
+        };
+        let mut first_step = true;
+        let wanted = match to {
+            Val::Null => Some(Val::Null),
+            Val::Id(k) => self.map.get(&k).copied(),
+            Val::Unknown => None,
+        };
+        loop {
+            if wanted == Some(next) {
+                break;
+            }
+            let greedy = wanted.is_none();
+            let Val::Id(n) = next else {
+                if greedy {
+                    break;
+                }
+                return false;
+            };
+            let outer = self.refs(n) - inner.get(&n).copied().unwrap_or(0).min(self.refs(n));
+            if greedy
+                && (outer != 1
+                    || self.points_into(n, link, &[j, n])
+                    || (first_step && self.points_into(j, link, &[j, n])))
+            {
+                break;
+            }
+            first_step = false;
+            self.note_other_fields(n, link, &mut inner);
+            match self.ls_step(strukt, link, n) {
+                Some(v) => next = v,
+                None if greedy => break,
+                None => return false,
+            }
+        }
+        self.val(to, next)
+    }
+
+    /// Counts the ids in the fields other than `link` of the object at `cur`.
+    fn note_other_fields(&self, cur: Id, link: usize, inner: &mut HashMap<Id, usize>) {
+        for a in &self.s.atoms {
+            if let Atom::Pt { at, fields, .. } = a {
+                if *at == cur {
+                    for (f, v) in fields.iter().enumerate() {
+                        if let (true, Val::Id(i)) = (f != link, v) {
+                            *inner.entry(*i).or_default() += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One doubly-linked piece at `cur`: (back, last, fwd, objects).
+    fn dls_step(
+        &mut self,
+        strukt: usize,
+        (next, prev): (usize, usize),
+        cur: Id,
+    ) -> Option<(Val, Id, Val, usize)> {
+        let k = self.piece_at(cur)?;
+        let p = match &self.s.atoms[k] {
+            Atom::Pt {
+                strukt: s2,
+                fields,
+                heap: true,
+                ..
+            } if *s2 == strukt => (*fields.get(prev)?, cur, *fields.get(next)?, 1),
+            Atom::Dls {
+                strukt: s2,
+                next: n2,
+                prev: p2,
+                back,
+                last,
+                fwd,
+                ..
+            } if *s2 == strukt && *n2 == next && *p2 == prev => (*back, *last, *fwd, 2),
+            _ => return None,
+        };
+        self.used[k] = true;
+        Some(p)
+    }
+
+    fn dls(
+        &mut self,
+        strukt: usize,
+        links: (usize, usize),
+        j: Id,
+        back: Val,
+        last: Id,
+        fwd: Val,
+    ) -> bool {
+        let Some((b, mut l, mut f, mut count)) = self.dls_step(strukt, links, j) else {
+            return false;
+        };
+        if !self.val(back, b) {
+            return false;
+        }
+        // whether the current last object is an object piece's (else a segment's)
+        let mut last_pt = count == 1;
+        let wanted = self.map.get(&last).copied();
+        loop {
+            // may stop here: long enough and not told to go on
+            let may_stop = count >= 2 && wanted.is_none();
+            if count >= 2 && wanted == Some(Val::Id(l)) {
+                break;
+            }
+            let Val::Id(n) = f else {
+                if may_stop {
+                    break;
+                }
+                return false;
+            };
+            if may_stop {
+                // going on hides the current last object (unless it is the first) and
+                // the first of a next segment: only if the chain alone refers to them,
+                // as fold hides them
+                let l_ok = l == j || self.refs(l) == if last_pt { 2 } else { 1 };
+                let n_seg = self
+                    .piece_at(n)
+                    .is_some_and(|k| matches!(self.s.atoms[k], Atom::Dls { .. }));
+                // a next object becomes the last: only if fold would have taken it
+                let n_ok = if n_seg {
+                    self.refs(n) == 1
+                } else {
+                    self.refs(n) == 1 + usize::from(self.links_back_to(links, n))
+                };
+                if !l_ok || !n_ok {
+                    break;
+                }
+            }
+            // the next piece must link back to the current last object
+            let back_ok = self.piece_at(n).is_some_and(|k| match &self.s.atoms[k] {
+                Atom::Pt { fields, .. } => fields.get(links.1) == Some(&Val::Id(l)),
+                Atom::Dls { back, .. } => *back == Val::Id(l),
+                _ => false,
+            });
+            let step = if back_ok {
+                self.dls_step(strukt, links, n)
+            } else {
+                None
+            };
+            match step {
+                Some((_, l2, f2, c2)) => {
+                    l = l2;
+                    f = f2;
+                    count += c2;
+                    last_pt = c2 == 1;
+                }
+                None if may_stop => break,
+                None => return false,
+            }
+        }
+        self.val(Val::Id(last), Val::Id(l)) && self.val(fwd, f)
+    }
+
+    /// The piece of `s` that ends at `cur` (an object, or a doubly-linked segment
+    /// whose last object it is): (first, back, fwd, objects).
+    fn dls_end_at(
+        &self,
+        strukt: usize,
+        (next, prev): (usize, usize),
+        cur: Id,
+    ) -> Option<(usize, Id, Val, Val, usize)> {
+        self.s.atoms.iter().enumerate().find_map(|(k, a)| {
+            if self.used[k] {
+                return None;
+            }
+            match a {
+                Atom::Pt {
+                    at,
+                    strukt: s2,
+                    fields,
+                    heap: true,
+                } if *at == cur && *s2 == strukt => {
+                    Some((k, cur, *fields.get(prev)?, *fields.get(next)?, 1))
+                }
+                Atom::Dls {
+                    strukt: s2,
+                    next: n2,
+                    prev: p2,
+                    first,
+                    back,
+                    last,
+                    fwd,
+                } if *last == cur && *s2 == strukt && *n2 == next && *p2 == prev => {
+                    Some((k, *first, *back, *fwd, 2))
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// Matches `t`'s `dls(first, back, last, fwd)` whose `last` σ maps to `j`, walking
+    /// `s`'s pieces backwards (the mirror of [`Matcher::dls`]).
+    fn dls_back(
+        &mut self,
+        strukt: usize,
+        links: (usize, usize),
+        j: Id,
+        first: Id,
+        back: Val,
+        fwd: Val,
+    ) -> bool {
+        let Some((k, mut f, mut b, fw, mut count)) = self.dls_end_at(strukt, links, j) else {
+            return false;
+        };
+        let mut first_pt = count == 1;
+        self.used[k] = true;
+        if !self.val(fwd, fw) {
+            return false;
+        }
+        let wanted = self.map.get(&first).copied();
+        loop {
+            let may_stop = count >= 2 && wanted.is_none();
+            if count >= 2 && wanted == Some(Val::Id(f)) {
+                break;
+            }
+            let Val::Id(p) = b else {
+                if may_stop {
+                    break;
+                }
+                return false;
+            };
+            if may_stop {
+                let f_ok = f == j || self.refs(f) == if first_pt { 2 } else { 1 };
+                let p_seg = self
+                    .dls_end_at(strukt, links, p)
+                    .is_some_and(|(_, _, _, _, c)| c == 2);
+                let p_ok = if p_seg {
+                    self.refs(p) == 1
+                } else {
+                    self.refs(p) == 1 + usize::from(self.links_forward_to(links, p))
+                };
+                if !f_ok || !p_ok {
+                    break;
+                }
+            }
+            // the piece before must link forward to the current first object
+            let step = self
+                .dls_end_at(strukt, links, p)
+                .filter(|&(_, _, _, fw2, _)| fw2 == Val::Id(f));
+            match step {
+                Some((k2, f2, b2, _, c2)) => {
+                    self.used[k2] = true;
+                    f = f2;
+                    b = b2;
+                    count += c2;
+                    first_pt = c2 == 1;
+                }
+                None if may_stop => break,
+                None => return false,
+            }
+        }
+        self.val(Val::Id(first), Val::Id(f)) && self.val(back, b)
+    }
+
+    /// Whether the object at `n` has a next object (a piece starting at its `next`)
+    /// whose `prev` is `n`.
+    fn links_back_to(&self, (next, prev): (usize, usize), n: Id) -> bool {
+        let Some(Val::Id(x)) = self.field_of(n, next) else {
+            return false;
+        };
+        self.s.atoms.iter().any(|a| match a {
+            Atom::Pt { at, fields, .. } => *at == x && fields.get(prev) == Some(&Val::Id(n)),
+            Atom::Dls { first, back, .. } => *first == x && *back == Val::Id(n),
+            _ => false,
+        })
+    }
+
+    /// Whether the object at `p` has a previous object (a piece ending at its `prev`)
+    /// whose `next` is `p`.
+    fn links_forward_to(&self, (next, prev): (usize, usize), p: Id) -> bool {
+        let Some(Val::Id(x)) = self.field_of(p, prev) else {
+            return false;
+        };
+        self.s.atoms.iter().any(|a| match a {
+            Atom::Pt { at, fields, .. } => *at == x && fields.get(next) == Some(&Val::Id(p)),
+            Atom::Dls { last, fwd, .. } => *last == x && *fwd == Val::Id(p),
+            _ => false,
+        })
+    }
+
+    /// Field `f` of the object `s` has at `i` (an object atom).
+    fn field_of(&self, i: Id, f: usize) -> Option<Val> {
+        self.s.atoms.iter().find_map(|a| match a {
+            Atom::Pt { at, fields, .. } if *at == i => fields.get(f).copied(),
+            _ => None,
+        })
+    }
+}

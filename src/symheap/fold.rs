@@ -1,0 +1,251 @@
+//! Abstraction of [`SymHeap`]s: folding chains of objects into segments.
+//!
+//! Two adjacent pieces (an object or a segment) merge into one segment when an object
+//! that the merge hides is referenced only by the link between the pieces (no
+//! variable, no other field, no disequality names it). Doubly-linked merges come
+//! first; a singly-linked merge is refused when the objects' other fields point into
+//! the two pieces (a doubly-linked list whose merge must wait for a third object).
+//! Folding only forgets (a segment represents every chain it was made of), so it is
+//! sound whatever it folds; it is what keeps the states finite.
+
+use super::{Atom, Id, SymHeap, Val, MAX_ATOMS};
+use crate::cfa::{Program, StructId};
+use std::collections::HashMap;
+
+/// The canonical, folded form of `h`; ⊤ when more than [`MAX_ATOMS`] atoms remain.
+pub fn fold(prog: &Program, h: SymHeap) -> SymHeap {
+    let mut h = h.canonical();
+    while !h.top {
+        match merge_once(prog, &h) {
+            Some(next) => h = next.canonical(),
+            None => break,
+        }
+    }
+    bounded(h)
+}
+
+/// `h`, or ⊤ when it has more than [`MAX_ATOMS`] atoms.
+pub fn bounded(h: SymHeap) -> SymHeap {
+    if h.atoms.len() > MAX_ATOMS {
+        return SymHeap::top();
+    }
+    h
+}
+
+/// The fields of `s` that point to `s` itself (the candidate links).
+pub fn self_links(prog: &Program, s: StructId) -> Vec<usize> {
+    prog.structs.get(s).map_or_else(Vec::new, |d| {
+        d.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.ty.pointee_struct() == Some(s))
+            .map(|(i, _)| i)
+            .collect()
+    })
+}
+
+/// A doubly-linked piece: (first, back, last, fwd, is a segment).
+type Piece = (Id, Val, Id, Val, bool);
+
+/// The atom as a doubly-linked piece over (`next`, `prev`) of struct `s`.
+fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
+    match a {
+        Atom::Pt {
+            at,
+            strukt,
+            fields,
+            heap: true,
+        } if *strukt == s => Some((*at, *fields.get(prev)?, *at, *fields.get(next)?, false)),
+        Atom::Dls {
+            strukt,
+            next: n,
+            prev: p,
+            first,
+            back,
+            last,
+            fwd,
+        } if *strukt == s && *n == next && *p == prev => Some((*first, *back, *last, *fwd, true)),
+        _ => None,
+    }
+}
+
+/// One merge, if any applies: doubly-linked first, then singly-linked.
+fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
+    let rc = h.refcounts();
+    let by_first: HashMap<Id, usize> = h
+        .atoms
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| match a {
+            Atom::Pt { at, .. } => Some((*at, k)),
+            Atom::Ls { from, .. } => Some((*from, k)),
+            Atom::Dls { first, .. } => Some((*first, k)),
+            Atom::Block { .. } => None,
+        })
+        .collect();
+    let rc1 = |i: Id, n: usize| rc.get(&i).copied().unwrap_or(0) == n;
+    let mut structs: Vec<StructId> = h.atoms.iter().filter_map(|a| a.strukt()).collect();
+    structs.sort_unstable();
+    structs.dedup();
+    for &s in &structs {
+        let links = self_links(prog, s);
+        for &next in &links {
+            for &prev in &links {
+                if next == prev {
+                    continue;
+                }
+                if let Some(out) = merge_dll(h, s, next, prev, &by_first, &rc1) {
+                    return Some(out);
+                }
+            }
+        }
+    }
+    for &s in &structs {
+        for link in self_links(prog, s) {
+            if let Some(out) = merge_sll(h, s, link, &by_first, &rc1) {
+                return Some(out);
+            }
+        }
+    }
+    None
+}
+
+fn merge_dll(
+    h: &SymHeap,
+    s: StructId,
+    next: usize,
+    prev: usize,
+    by_first: &HashMap<Id, usize>,
+    rc1: &dyn Fn(Id, usize) -> bool,
+) -> Option<SymHeap> {
+    // the piece following piece k, linked back to it
+    let follow = |k: usize, p: &Piece| -> Option<(usize, Piece)> {
+        let Val::Id(f2) = p.3 else { return None };
+        let &k2 = by_first.get(&f2)?;
+        let p2 = dll_piece(&h.atoms[k2], s, next, prev)?;
+        (k2 != k && p2.0 == f2 && p2.1 == Val::Id(p.2)).then_some((k2, p2))
+    };
+    // an object that becomes a segment's last must be referenced only by the links
+    // around it (a variable or another field pointing to it makes it the first
+    // object of a piece of its own: this keeps the folded form independent of the
+    // order in which merges are found)
+    let inner_only = |f: Id, p: &Piece| -> bool {
+        let back_in = follow(usize::MAX, p).is_some();
+        rc1(f, 1 + usize::from(back_in))
+    };
+    for (k1, a) in h.atoms.iter().enumerate() {
+        let Some(p1) = dll_piece(a, s, next, prev) else {
+            continue;
+        };
+        let Some((k2, p2)) = follow(k1, &p1) else {
+            continue;
+        };
+        let (remove, first, back, last, fwd) = if p1.4 || p2.4 {
+            // hides p1's last (a segment's) and p2's first (a segment's)
+            let ok = (!p1.4 || rc1(p1.2, 1))
+                && (if p2.4 {
+                    rc1(p2.0, 1)
+                } else {
+                    inner_only(p2.0, &p2)
+                });
+            if !ok {
+                continue;
+            }
+            (vec![k1, k2], p1.0, p1.1, p2.2, p2.3)
+        } else {
+            // two objects: merge with a third, hiding the middle one
+            let Some((k3, p3)) = follow(k2, &p2) else {
+                continue;
+            };
+            if k3 == k1 || p3.4 || !rc1(p2.0, 2) || !inner_only(p3.0, &p3) {
+                continue;
+            }
+            (vec![k1, k2, k3], p1.0, p1.1, p3.2, p3.3)
+        };
+        let mut out = h.clone();
+        let mut remove = remove;
+        remove.sort_unstable();
+        for k in remove.into_iter().rev() {
+            out.atoms.remove(k);
+        }
+        out.atoms.push(Atom::Dls {
+            strukt: s,
+            next,
+            prev,
+            first,
+            back,
+            last,
+            fwd,
+        });
+        return Some(out);
+    }
+    None
+}
+
+/// A singly-linked piece over `link`: (first, to, the other fields if an object).
+fn sll_piece(a: &Atom, s: StructId, link: usize) -> Option<(Id, Val, Vec<Val>)> {
+    match a {
+        Atom::Pt {
+            at,
+            strukt,
+            fields,
+            heap: true,
+        } if *strukt == s => {
+            let to = *fields.get(link)?;
+            let others = fields
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != link)
+                .map(|(_, v)| *v)
+                .collect();
+            Some((*at, to, others))
+        }
+        Atom::Ls {
+            strukt,
+            link: l,
+            from,
+            to,
+        } if *strukt == s && *l == link => Some((*from, *to, Vec::new())),
+        _ => None,
+    }
+}
+
+fn merge_sll(
+    h: &SymHeap,
+    s: StructId,
+    link: usize,
+    by_first: &HashMap<Id, usize>,
+    rc1: &dyn Fn(Id, usize) -> bool,
+) -> Option<SymHeap> {
+    for (k1, a) in h.atoms.iter().enumerate() {
+        let Some((a1, to1, others1)) = sll_piece(a, s, link) else {
+            continue;
+        };
+        let Val::Id(b) = to1 else { continue };
+        let Some(&k2) = by_first.get(&b) else {
+            continue;
+        };
+        let Some((_, to2, others2)) = sll_piece(&h.atoms[k2], s, link) else {
+            continue;
+        };
+        if k2 == k1 || !rc1(b, 1) {
+            continue;
+        }
+        let inside = |v: &Val| *v == Val::Id(a1) || *v == Val::Id(b);
+        if others1.iter().chain(&others2).any(inside) {
+            continue;
+        }
+        let mut out = h.clone();
+        let (lo, hi) = (k1.min(k2), k1.max(k2));
+        out.atoms.remove(hi);
+        out.atoms.remove(lo);
+        out.atoms.push(Atom::Ls {
+            strukt: s,
+            link,
+            from: a1,
+            to: to2,
+        });
+        return Some(out);
+    }
+    None
+}

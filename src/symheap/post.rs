@@ -1,0 +1,475 @@
+//! The transfer functions of [`SymHeap`]: rearrangement (unfolding a segment at the
+//! object an access needs), then the operation's effect. What the domain cannot
+//! follow (a write through a pointer it does not know, type punning, a dereference of
+//! an id no atom allocates) makes the state ⊤, never a guess.
+
+use super::{Atom, Id, SymHeap, Val};
+use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, Ty, UnOp, VarId};
+
+/// Whether `e` is pointer-valued (so its comparisons are the domain's business).
+fn is_ptr_expr(prog: &Program, e: &Expr) -> bool {
+    match e {
+        Expr::Null => true,
+        Expr::Var(x) => prog.vars.get(*x).is_some_and(|v| v.ty.is_ptr()),
+        Expr::Cast(ty, inner) => ty.is_ptr() && is_ptr_expr(prog, inner),
+        _ => false,
+    }
+}
+
+/// The value of a pointer expression and the variable it reads, if it is one.
+fn value_of(prog: &Program, h: &SymHeap, e: &Expr) -> (Val, Option<VarId>) {
+    match e {
+        Expr::Null | Expr::Int(0) => (Val::Null, None),
+        Expr::Var(x) if prog.vars.get(*x).is_some_and(|v| v.ty.is_ptr()) => (h.get(*x), Some(*x)),
+        Expr::Cast(ty, inner) if ty.is_ptr() => match inner.as_ref() {
+            Expr::Int(0) => (Val::Null, None),
+            i if is_ptr_expr(prog, i) => value_of(prog, h, i),
+            _ => (Val::Unknown, None),
+        },
+        _ => (Val::Unknown, None),
+    }
+}
+
+fn is_ptr_var(prog: &Program, x: VarId) -> bool {
+    prog.vars.get(x).is_some_and(|v| v.ty.is_ptr())
+}
+
+/// The states in which id `i` is the address of a single-object atom (`Pt` or
+/// `Block`): a segment starting (or, doubly linked, ending) at `i` is unfolded into
+/// its first (last) object and the rest, one state for "the segment is this one
+/// object (two, doubly linked)" and one for "longer". `None`: no atom allocates `i`.
+pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
+    let k = h.atom_at(i)?;
+    let atom = h.atoms[k].clone();
+    let mut out = Vec::new();
+    match atom {
+        Atom::Pt { .. } | Atom::Block { .. } => out.push(h.clone()),
+        Atom::Ls {
+            strukt,
+            link,
+            from,
+            to,
+        } => {
+            let width = struct_width(prog, strukt).max(link + 1);
+            // exactly one object
+            let mut one = h.clone();
+            let mut f = vec![Val::Unknown; width];
+            f[link] = to;
+            one.atoms[k] = Atom::Pt {
+                at: from,
+                strukt,
+                fields: f,
+                heap: true,
+            };
+            out.push(one);
+            // more: from ↦ n * ls(n, to)
+            let n = h.fresh();
+            let mut more = h.clone();
+            let mut f = vec![Val::Unknown; width];
+            f[link] = Val::Id(n);
+            more.atoms[k] = Atom::Pt {
+                at: from,
+                strukt,
+                fields: f,
+                heap: true,
+            };
+            more.atoms.push(Atom::Ls {
+                strukt,
+                link,
+                from: n,
+                to,
+            });
+            out.push(more);
+        }
+        Atom::Dls {
+            strukt,
+            next,
+            prev,
+            first,
+            back,
+            last,
+            fwd,
+        } => {
+            let width = struct_width(prog, strukt).max(next.max(prev) + 1);
+            let cell = |n: Val, p: Val| {
+                let mut f = vec![Val::Unknown; width];
+                f[next] = n;
+                f[prev] = p;
+                f
+            };
+            // exactly two objects
+            let mut two = h.clone();
+            two.atoms[k] = Atom::Pt {
+                at: first,
+                strukt,
+                fields: cell(Val::Id(last), back),
+                heap: true,
+            };
+            two.atoms.push(Atom::Pt {
+                at: last,
+                strukt,
+                fields: cell(fwd, Val::Id(first)),
+                heap: true,
+            });
+            out.push(two);
+            let n = h.fresh();
+            let mut more = h.clone();
+            if i == first {
+                more.atoms[k] = Atom::Pt {
+                    at: first,
+                    strukt,
+                    fields: cell(Val::Id(n), back),
+                    heap: true,
+                };
+                more.atoms.push(Atom::Dls {
+                    strukt,
+                    next,
+                    prev,
+                    first: n,
+                    back: Val::Id(first),
+                    last,
+                    fwd,
+                });
+            } else {
+                more.atoms[k] = Atom::Pt {
+                    at: last,
+                    strukt,
+                    fields: cell(fwd, Val::Id(n)),
+                    heap: true,
+                };
+                more.atoms.push(Atom::Dls {
+                    strukt,
+                    next,
+                    prev,
+                    first,
+                    back,
+                    last: n,
+                    fwd: Val::Id(last),
+                });
+            }
+            out.push(more);
+        }
+    }
+    Some(out)
+}
+
+/// The number of fields of `strukt`.
+fn struct_width(prog: &Program, strukt: crate::cfa::StructId) -> usize {
+    prog.structs.get(strukt).map_or(0, |d| d.fields.len())
+}
+
+/// Whether an access `access` through the address of one of `a`'s objects (its
+/// first or last) is valid: the object is live, of the struct the access needs, and
+/// for `free` allocated on the heap.
+fn valid_for(prog: &Program, a: &Atom, access: crate::cfa::Access) -> bool {
+    use crate::cfa::Access;
+    match (a, access) {
+        (Atom::Block { .. }, Access::Struct(_)) => false,
+        (Atom::Block { .. }, Access::Cell) => true,
+        (Atom::Block { heap, .. } | Atom::Pt { heap, .. }, Access::Free) => *heap,
+        (_, Access::Free) => true,
+        (_, Access::Struct(s)) => a.strukt() == Some(s),
+        (_, Access::Cell) => a
+            .strukt()
+            .and_then(|s| prog.structs.get(s))
+            .is_some_and(|d| !d.fields.is_empty()),
+    }
+}
+
+/// The transfer functions over one program.
+pub struct Post<'a> {
+    pub prog: &'a Program,
+}
+
+impl Post<'_> {
+    /// Successors of `h` along `step`; each still to be made canonical and folded.
+    pub fn post(&self, h: &SymHeap, step: Step) -> Vec<SymHeap> {
+        if h.top {
+            return vec![h.clone()];
+        }
+        let prog = self.prog;
+        match step {
+            Step::Edge(e) => match prog.graph.edge_weight(e) {
+                Some(edge) => self.op(h, &edge.op),
+                None => vec![SymHeap::top()],
+            },
+            Step::Enter(e) => {
+                let Some(Op::Call { callee, args, .. }) = prog.graph.edge_weight(e).map(|x| &x.op)
+                else {
+                    return vec![SymHeap::top()];
+                };
+                let Some(f) = prog.functions.get(*callee) else {
+                    return vec![SymHeap::top()];
+                };
+                let vals: Vec<(VarId, Val)> = f
+                    .params
+                    .iter()
+                    .zip(args)
+                    .filter(|(p, _)| is_ptr_var(prog, **p))
+                    .map(|(p, a)| (*p, value_of(prog, h, a).0))
+                    .collect();
+                let mut out = h.clone();
+                for (p, v) in vals {
+                    out.set(p, v);
+                }
+                vec![out]
+            }
+            Step::Leave(e) => {
+                let Some(Op::Call { callee, ret, .. }) = prog.graph.edge_weight(e).map(|x| &x.op)
+                else {
+                    return vec![SymHeap::top()];
+                };
+                let Some(f) = prog.functions.get(*callee) else {
+                    return vec![SymHeap::top()];
+                };
+                let mut out = h.clone();
+                let v = f.ret.map_or(Val::Unknown, |r| h.get(r));
+                // the callee's variables are dead until it is entered again, where
+                // they are written before they are read (or read uninitialised: any
+                // value)
+                for &x in f.params.iter().chain(&f.locals).chain(&f.ret) {
+                    out.set(x, Val::Unknown);
+                }
+                if let Some(r) = ret {
+                    if is_ptr_var(prog, *r) {
+                        out.set(*r, v);
+                    }
+                }
+                vec![out]
+            }
+        }
+    }
+
+    pub(crate) fn op(&self, h: &SymHeap, op: &Op) -> Vec<SymHeap> {
+        let prog = self.prog;
+        match op {
+            Op::Skip | Op::Error | Op::Halt | Op::AssumeLeak { .. } => vec![h.clone()],
+            Op::AssumeInvalid { ptr, access } => match h.get(*ptr) {
+                Val::Null => Vec::new(),
+                Val::Unknown => vec![h.clone()],
+                Val::Id(i) => match h.atom_at(i) {
+                    Some(k) if valid_for(prog, &h.atoms[k], *access) => Vec::new(),
+                    _ => vec![h.clone()],
+                },
+            },
+            Op::Assign { dst, src } => {
+                let mut out = h.clone();
+                if is_ptr_var(prog, *dst) {
+                    out.set(*dst, value_of(prog, h, src).0);
+                }
+                vec![out]
+            }
+            Op::Nondet { dst } | Op::FieldAddr { dst, .. } | Op::LoadIndirect { dst, .. } => {
+                let mut out = h.clone();
+                out.set(*dst, Val::Unknown);
+                vec![out]
+            }
+            Op::StoreIndirect { .. } | Op::Call { .. } => vec![SymHeap::top()],
+            Op::Load { dst, ptr, field } => self.access(h, *ptr, *field, |mut s, k| {
+                if !is_ptr_var(prog, *dst) {
+                    return s;
+                }
+                let v = match &mut s.atoms[k] {
+                    Atom::Pt { fields, .. } => fields.get(field.field).copied(),
+                    _ => None,
+                };
+                let v = match v {
+                    // an unknown pointer read gets a name, so two reads agree
+                    Some(Val::Unknown) => {
+                        let n = s.fresh();
+                        if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
+                            fields[field.field] = Val::Id(n);
+                        }
+                        Val::Id(n)
+                    }
+                    Some(v) => v,
+                    None => Val::Unknown,
+                };
+                s.set(*dst, v);
+                s
+            }),
+            Op::Store { ptr, field, src } => {
+                let is_ptr_field = prog
+                    .structs
+                    .get(field.strukt)
+                    .and_then(|d| d.fields.get(field.field))
+                    .is_some_and(|f| f.ty.is_ptr());
+                let v = if is_ptr_field {
+                    value_of(prog, h, src).0
+                } else {
+                    Val::Unknown
+                };
+                self.access(h, *ptr, *field, |mut s, k| {
+                    if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
+                        fields[field.field] = v;
+                    }
+                    s
+                })
+            }
+            Op::Alloc {
+                dst, pointee, kind, ..
+            } => {
+                let mut ok = h.clone();
+                let n = ok.fresh();
+                let heap = matches!(kind, AllocKind::Heap { .. });
+                let atom = match pointee {
+                    Ty::Struct(s) => match prog.structs.get(*s) {
+                        Some(d) => {
+                            let zeroed = matches!(kind, AllocKind::Heap { zeroed: true });
+                            let fields = d
+                                .fields
+                                .iter()
+                                .map(|f| {
+                                    if zeroed && f.ty.is_ptr() {
+                                        Val::Null
+                                    } else {
+                                        Val::Unknown
+                                    }
+                                })
+                                .collect();
+                            Atom::Pt {
+                                at: n,
+                                strukt: *s,
+                                fields,
+                                heap,
+                            }
+                        }
+                        None => return vec![SymHeap::top()],
+                    },
+                    _ => Atom::Block { at: n, heap },
+                };
+                ok.atoms.push(atom);
+                if is_ptr_var(prog, *dst) {
+                    ok.set(*dst, Val::Id(n));
+                }
+                let mut out = vec![ok];
+                if matches!(kind, AllocKind::Heap { .. }) && !prog.malloc_never_fails {
+                    let mut fail = h.clone();
+                    fail.set(*dst, Val::Null);
+                    out.push(fail);
+                }
+                out
+            }
+            Op::Free { ptr } => match h.get(*ptr) {
+                Val::Null => vec![h.clone()],
+                Val::Unknown => vec![SymHeap::top()],
+                Val::Id(i) => match focus(prog, h, i) {
+                    None => vec![SymHeap::top()],
+                    Some(states) => states
+                        .into_iter()
+                        .map(|mut s| {
+                            if let Some(k) = s.atom_at(i) {
+                                s.atoms.remove(k);
+                            }
+                            s
+                        })
+                        .collect(),
+                },
+            },
+            Op::Assume { cond } => assume(prog, h.clone(), cond, true),
+        }
+    }
+
+    /// Applies `f` to each state where `ptr`'s object is a `Pt` atom (index given) of
+    /// the field's struct: none when `ptr` is NULL (the access's own check edge leads
+    /// to the error), ⊤ when the object is not known.
+    fn access(
+        &self,
+        h: &SymHeap,
+        ptr: VarId,
+        field: FieldRef,
+        f: impl Fn(SymHeap, usize) -> SymHeap,
+    ) -> Vec<SymHeap> {
+        let i = match h.get(ptr) {
+            Val::Null => return Vec::new(),
+            Val::Unknown => return vec![SymHeap::top()],
+            Val::Id(i) => i,
+        };
+        let Some(states) = focus(self.prog, h, i) else {
+            return vec![SymHeap::top()];
+        };
+        let nfields = self
+            .prog
+            .structs
+            .get(field.strukt)
+            .map_or(0, |d| d.fields.len());
+        let mut out = Vec::new();
+        for mut s in states {
+            let Some(k) = s.atom_at(i) else {
+                return vec![SymHeap::top()];
+            };
+            match &mut s.atoms[k] {
+                Atom::Pt { strukt, fields, .. }
+                    if *strukt == field.strukt && field.field < nfields =>
+                {
+                    fields.resize(nfields, Val::Unknown);
+                }
+                _ => return vec![SymHeap::top()],
+            }
+            out.push(f(s, k));
+        }
+        out
+    }
+}
+
+/// The states of `h` in which `cond` has truth value `truth`: pointer comparisons
+/// (`==`, `!=`, a pointer as a truth value, `!`) refine the state or rule it out;
+/// any other condition leaves it unchanged.
+pub fn assume(prog: &Program, h: SymHeap, cond: &Expr, truth: bool) -> Vec<SymHeap> {
+    match cond {
+        Expr::Unary(UnOp::Not, e) => assume(prog, h, e, !truth),
+        Expr::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b)
+            if is_ptr_expr(prog, a) || is_ptr_expr(prog, b) =>
+        {
+            let eq = (*op == BinOp::Eq) == truth;
+            let (va, xa) = value_of(prog, &h, a);
+            let (vb, xb) = value_of(prog, &h, b);
+            assume_eq(h, (va, xa), (vb, xb), eq)
+        }
+        Expr::Var(x) if is_ptr_var(prog, *x) => {
+            let v = h.get(*x);
+            assume_eq(h, (v, Some(*x)), (Val::Null, None), !truth)
+        }
+        Expr::Cast(_, e) if is_ptr_expr(prog, e) => assume(prog, h, e, truth),
+        _ => vec![h],
+    }
+}
+
+/// The states of `h` where `a == b` (`eq`) or `a != b`: an unknown variable takes the
+/// other side's value on `==`; two ids that may be equal are identified.
+fn assume_eq(
+    mut h: SymHeap,
+    (a, xa): (Val, Option<VarId>),
+    (b, xb): (Val, Option<VarId>),
+    eq: bool,
+) -> Vec<SymHeap> {
+    if eq {
+        match (a, b) {
+            (Val::Unknown, Val::Unknown) => vec![h],
+            (Val::Unknown, v) | (v, Val::Unknown) => {
+                let x = if a == Val::Unknown { xa } else { xb };
+                if let Some(x) = x {
+                    h.set(x, v);
+                }
+                vec![h]
+            }
+            _ if a == b => vec![h],
+            _ if h.distinct(a, b) => Vec::new(),
+            (Val::Id(i), v) | (v, Val::Id(i)) => {
+                // keep an allocated id (the other is not allocated: not distinct)
+                let (i, v) = if h.allocated(i) {
+                    (v.id().unwrap_or(i), Val::Id(i))
+                } else {
+                    (i, v)
+                };
+                h.substitute(i, v).into_iter().collect()
+            }
+            _ => vec![h],
+        }
+    } else {
+        match (a, b) {
+            (Val::Unknown, _) | (_, Val::Unknown) => vec![h],
+            _ => h.add_neq(a, b).into_iter().collect(),
+        }
+    }
+}
