@@ -9,7 +9,7 @@ mod cli_util;
 
 use bench_util::{shared_bench, unreach_tasks};
 use cli_util::*;
-use shapemc::cegar::cli::{verify_file, Domains, VerifyArgs};
+use shapemc::cegar::cli::{verify_file, Domains, ShapeDomain, VerifyArgs};
 use shapemc::cegar::heap::check_heap_certificate;
 use shapemc::cegar::Verdict;
 use shapemc::frontend::{parse_file, FrontendOptions};
@@ -36,7 +36,9 @@ fn assert_cli_rejects<C: serde::Serialize>(file: &Path, cert: &C) {
     assert!(out.starts_with("INVALID"), "{out}");
 }
 
-/// One thread (`--jobs 1`): these tests look at the run on the program as written
+/// The three-valued domain (`--shape-domain tvla`: these tests are about it, and
+/// symbolic heaps would prove some of their programs first) on one thread (`--jobs 1`):
+/// these tests look at the run on the program as written
 /// (its statistics, its certificate checked against that program); with the portfolio
 /// the promoted program's proof may come first, with a certificate of that program
 /// (then `heap_contents_need_the_heap_domain` and `corrupted_heap_certificates_are_
@@ -45,6 +47,7 @@ fn args(timeout: f64) -> VerifyArgs {
     VerifyArgs {
         timeout: Some(timeout),
         jobs: Some(1),
+        shape_domain: ShapeDomain::Tvla,
         ..Default::default()
     }
 }
@@ -62,6 +65,8 @@ fn verify_data(file: &Path, prop: &str) -> (i32, String) {
         "verify",
         "--jobs",
         "1",
+        "--shape-domain",
+        "tvla",
         "--property",
         prop,
         file.to_str().unwrap(),
@@ -81,6 +86,8 @@ fn assert_safe_with_certificate_using(file: &Path, extra: &[&str], lib: Option<&
         file.to_str().unwrap(),
         "--timeout",
         "60",
+        "--shape-domain",
+        "tvla",
         "--certificate",
         cert.to_str().unwrap(),
     ];

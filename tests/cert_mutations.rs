@@ -11,7 +11,9 @@ mod cli_util;
 
 use cli_util::*;
 use serde_json::{json, Value};
-use shapemc::cegar::cli::{check_certificate, verify_file, CheckArgs, CheckOutcome, VerifyArgs};
+use shapemc::cegar::cli::{
+    check_certificate, verify_file, CheckArgs, CheckOutcome, ShapeDomain, VerifyArgs,
+};
 use shapemc::cegar::Verdict;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +31,8 @@ fn certificate_of(file: &Path, malloc_never_fails: bool) -> (Value, Value) {
         timeout: Some(120.0),
         malloc_never_fails,
         certificate: Some(path.clone()),
+        // the heap certificate's body is what is mutated
+        shape_domain: ShapeDomain::Tvla,
         ..Default::default()
     };
     let rep = verify_file(file, &args).expect("the file parses");

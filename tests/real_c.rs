@@ -320,7 +320,10 @@ fn heap_elements_of_a_list_with_a_stack_head_are_freed_validly() {
     // a regression: without leak checks the shape domain did not tell the stack head
     // (`LIST_HEAD(queue)`, a `struct job` object) from heap elements, so `free(j)`
     // might free it and the shape refinement failed ("back to explicit heaps")
-    let out = assert_safe_with_checked_certificate(&data("kernel_list_free_safe.c"), &[]);
+    let out = assert_safe_with_checked_certificate(
+        &data("kernel_list_free_safe.c"),
+        &["--shape-domain", "tvla"],
+    );
     assert!(!out.contains("back to explicit heaps"), "{out}");
 }
 
@@ -328,8 +331,10 @@ fn heap_elements_of_a_list_with_a_stack_head_are_freed_validly() {
 fn a_stack_sentinel_used_in_place_is_recognised_from_the_programs_samples() {
     // a regression: the ART's samples (only tracked fields, ⊤ elsewhere) showed no data
     // structure, `cyclic-sll` along `prev` was picked and the shape refinement failed
-    let out =
-        assert_safe_with_checked_certificate(&data("stack_head_dll_safe.c"), &["--jobs", "1"]);
+    let out = assert_safe_with_checked_certificate(
+        &data("stack_head_dll_safe.c"),
+        &["--jobs", "1", "--shape-domain", "tvla"],
+    );
     assert!(out.contains("final SCG of struct n: cyclic-dll"), "{out}");
 }
 
@@ -338,7 +343,7 @@ fn a_program_with_nothing_to_promote_runs_with_and_without_value_names() {
     // `struct job` has an integer field, so value names may matter: two threads, one
     // with lazy value names; one thread runs only the lazy analysis
     let f = data("kernel_list_free_safe.c");
-    let out = assert_safe_with_checked_certificate(&f, &["--jobs", "2"]);
+    let out = assert_safe_with_checked_certificate(&f, &["--jobs", "2", "--shape-domain", "tvla"]);
     assert!(
         out.contains("portfolio: the program with and without lazy value names at once"),
         "{out}"

@@ -73,6 +73,8 @@ fn a_moved_binary_proves_a_shape_task_with_its_built_in_library() {
             "verify",
             task,
             "--malloc-never-fails",
+            "--shape-domain",
+            "tvla",
             "--timeout",
             "120",
             "--stats-json",

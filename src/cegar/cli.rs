@@ -65,11 +65,12 @@ pub struct VerifyArgs {
     /// paper's algorithm; `pred` = predicate abstraction only (regression baseline).
     #[arg(long, value_enum, default_value = "heap")]
     pub domains: Domains,
-    /// The shape domain of `--domains heap`: `tvla` (default), three-valued shape
-    /// structures refined by SCGs (the paper's algorithm); `symheap`, symbolic heaps
-    /// with list segments (separation logic) beside predicate abstraction, for list
-    /// programs (unreach-call only; no promotion, one thread).
-    #[arg(long, value_enum, value_name = "DOMAIN", default_value = "tvla")]
+    /// The shape domain of `--domains heap`: `tvla`, three-valued shape structures
+    /// refined by SCGs (the paper's algorithm); `symheap`, symbolic heaps with list
+    /// segments (separation logic) beside predicate abstraction, for list programs
+    /// (unreach-call only; no promotion, one thread); `auto` (default), symbolic heaps
+    /// for at most 3 s (a tenth of `--timeout`), then `tvla` in the time left.
+    #[arg(long, value_enum, value_name = "DOMAIN", default_value = "auto")]
     pub shape_domain: ShapeDomain,
     /// Experiment: one joined region of shape structures per ART node from the start
     /// instead of one structure per node (by default a run switches to joined regions
@@ -180,16 +181,30 @@ pub enum Domains {
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ShapeDomain {
     /// Three-valued shape structures (TVLA) with SCG refinement.
-    #[default]
     Tvla,
     /// Symbolic heaps with list segments ([`crate::symheap`]).
     Symheap,
+    /// Symbolic heaps first, briefly ([`AUTO_SYMHEAP_S`]); when they prove nothing,
+    /// three-valued structures in the time left (unreach-call; memory properties go
+    /// to `tvla` directly).
+    #[default]
+    Auto,
 }
+
+/// The most seconds `--shape-domain auto` gives the symbolic-heap run (and at most a
+/// tenth of `--timeout`).
+pub const AUTO_SYMHEAP_S: f64 = 3.0;
 
 impl ShapeDomain {
     /// Whether `verify` runs the symbolic-heap abstraction for these arguments.
     pub fn is_symheap(args: &VerifyArgs) -> bool {
         args.domains == Domains::Heap && args.shape_domain == ShapeDomain::Symheap
+    }
+    /// Whether `verify` tries the symbolic heaps first for these arguments.
+    pub fn is_auto(args: &VerifyArgs) -> bool {
+        args.domains == Domains::Heap
+            && args.shape_domain == ShapeDomain::Auto
+            && !args.property.is_memory()
     }
 }
 
@@ -209,7 +224,7 @@ impl Default for VerifyArgs {
             stats_json: None,
             scg: crate::scg::ScgMode::Refine,
             domains: Domains::Heap,
-            shape_domain: ShapeDomain::Tvla,
+            shape_domain: ShapeDomain::Auto,
             shape_joined: false,
             shape_split: false,
             no_heap_pointer_predicates: false,
@@ -343,17 +358,55 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             ProgramVariant::AsWritten,
         ));
     }
+    let mut auto_log = None;
+    let budget = if ShapeDomain::is_auto(args) {
+        let quick = VerifyArgs {
+            shape_domain: ShapeDomain::Symheap,
+            ..args.clone()
+        };
+        let short = budget.map_or(AUTO_SYMHEAP_S, |t| (t / 10.0).min(AUTO_SYMHEAP_S));
+        let mut rep = verify_program(&prog, &quick, Some(short), &[], ProgramVariant::AsWritten);
+        if !matches!(rep.verdict, Verdict::Unknown(_)) {
+            rep.log.insert(0, "shape domain: symbolic heaps".into());
+            return Ok(rep);
+        }
+        auto_log = Some(format!(
+            "shape domain: symbolic heaps first ({:.2} s): {}; then three-valued structures",
+            started.elapsed().as_secs_f64(),
+            rep.verdict.line()
+        ));
+        budget.map(|t| t - started.elapsed().as_secs_f64())
+    } else {
+        budget
+    };
+    let mut rep = verify_tvla(&prog, args, budget, started)?;
+    if let Some(line) = auto_log {
+        rep.log.insert(0, line);
+        rep.stats.time_total_s = started.elapsed().as_secs_f64();
+    }
+    Ok(rep)
+}
+
+/// The heap abstraction with three-valued structures (and promotion as `--promote`
+/// schedules it), or predicate abstraction alone: the rest of [`verify_file`], with
+/// `budget` seconds left of the run that started at `started`.
+fn verify_tvla(
+    prog: &crate::cfa::Program,
+    args: &VerifyArgs,
+    budget: Option<f64>,
+    started: std::time::Instant,
+) -> Result<VerifyReport, i32> {
     // promotion turns heap objects into globals: it would hide leaks and frees
     let promoted = match (args.domains, args.promote) {
         _ if args.property.is_memory() => None,
-        (Domains::Heap, Promote::Auto | Promote::First) => crate::promote::promote(&prog),
+        (Domains::Heap, Promote::Auto | Promote::First) => crate::promote::promote(prog),
         _ => None,
     };
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let Some(promoted) = promoted else {
-        return Ok(verify_unpromoted(&prog, args, budget, jobs));
+        return Ok(verify_unpromoted(prog, args, budget, jobs));
     };
     let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
     let mut what: Vec<String> = promoted
@@ -369,7 +422,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     );
     let note = format!("promoted: {}", what.join(", "));
     if jobs >= 2 {
-        return Ok(verify_portfolio(&prog, promoted, args, budget, note, jobs));
+        return Ok(verify_portfolio(prog, promoted, args, budget, note, jobs));
     }
     let mut log = Vec::new();
     // Auto: a verdict of the first, short run stands; an UNKNOWN other than its time
@@ -381,7 +434,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             no_explicit_fallback: true,
             ..args.clone()
         };
-        let rep = verify_program(&prog, &quick, Some(short), &[], ProgramVariant::AsWritten);
+        let rep = verify_program(prog, &quick, Some(short), &[], ProgramVariant::AsWritten);
         if !matches!(rep.verdict, Verdict::Unknown(_)) {
             return Ok(rep);
         }
@@ -442,7 +495,7 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
     log.push(outcome_line(&note, &rep));
     let mut last = match first {
         Some(rep) => rep,
-        None => verify_program(&prog, args, left(), &[], ProgramVariant::AsWritten),
+        None => verify_program(prog, args, left(), &[], ProgramVariant::AsWritten),
     };
     last.log.splice(0..0, log);
     last.stats.time_total_s = started.elapsed().as_secs_f64();
@@ -885,10 +938,32 @@ fn verify_program_cancellable(
                 .map(|h| h.with_property(args.property));
             cert_file(h, CertBody::Symheap(c.clone()))
         });
+        // the predicate part, for the loop invariants of correctness witnesses
+        let certificate = out.certificate.map(|c| Certificate {
+            format: c.format,
+            file: c.file,
+            cpa: c.cpa,
+            precision: c.precision.0,
+            nodes: c
+                .nodes
+                .into_iter()
+                .map(|n| crate::cert::CertNode {
+                    state: n.state.0,
+                    id: n.id,
+                    loc: n.loc,
+                    src: n.src,
+                    stack: n.stack,
+                    parent: n.parent,
+                    step: n.step,
+                    covered_by: n.covered_by,
+                    covered_also: n.covered_also,
+                })
+                .collect(),
+        });
         return VerifyReport {
             verdict: out.verdict,
             stats: out.stats,
-            certificate: None,
+            certificate,
             heap_certificate: None,
             certificate_file: file,
             counterexample: out.counterexample,

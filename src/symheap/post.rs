@@ -209,6 +209,10 @@ impl Post<'_> {
                     .map(|(p, a)| (*p, value_of(prog, h, a).0))
                     .collect();
                 let mut out = h.clone();
+                // a parameter without an argument (a variadic call) holds anything
+                for &p in &f.params {
+                    out.set(p, Val::Unknown);
+                }
                 for (p, v) in vals {
                     out.set(p, v);
                 }

@@ -1,0 +1,188 @@
+//! `verify --shape-domain symheap|auto` end to end: list programs are SAFE with a
+//! certificate that `check-certificate` re-checks, bugs are UNSAFE with a replayed
+//! counterexample, memory properties are refused, and a certificate of the
+//! symbolic-heap CPA trusts nothing: every mutation below is INVALID (never VALID,
+//! never a panic).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is a test failure
+
+mod cli_util;
+
+use cli_util::*;
+use serde_json::{json, Value};
+use shapemc::cegar::cli::{check_certificate, CheckArgs, CheckOutcome};
+use std::path::{Path, PathBuf};
+
+fn bench(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benchmarks")
+        .join(name)
+}
+
+#[test]
+fn lists_are_safe_with_checked_certificates_and_bugs_replay() {
+    for t in [
+        "dll_concat.c",
+        "dll_remove.c",
+        "sll_split.c",
+        "cdll_insert.c",
+    ] {
+        let out = assert_safe_with_checked_certificate(&bench(t), &["--shape-domain", "symheap"]);
+        assert!(
+            out.contains("refinements: 0 (predicates)") || out.contains("refinements:"),
+            "{out}"
+        );
+    }
+    for t in ["dll_concat_bug.c", "sll_split_bug.c"] {
+        assert_unsafe_with_replay_using(&bench(t), &["--shape-domain", "symheap"], None);
+    }
+}
+
+#[test]
+fn auto_proves_with_symbolic_heaps_first_and_falls_back_to_three_valued_structures() {
+    // benchmarks/dll_concat: the three-valued domain does not prove it in 20 s
+    let out = assert_safe_with_checked_certificate(&bench("dll_concat.c"), &[]);
+    assert!(out.contains("shape domain: symbolic heaps"), "{out}");
+    // a counter equal to the list's length: symbolic heaps do not count cells
+    let out = assert_safe_with_checked_certificate(&bench("sll_length.c"), &[]);
+    assert!(
+        out.contains("symbolic heaps first") && out.contains("then three-valued structures"),
+        "{out}"
+    );
+}
+
+#[test]
+fn memory_properties_are_refused_by_symheap() {
+    let f = bench("dll_concat.c");
+    let (code, _) = shapemc(&[
+        "verify",
+        f.to_str().unwrap(),
+        "--shape-domain",
+        "symheap",
+        "--property",
+        "valid-memsafety",
+    ]);
+    assert_eq!(code, 2);
+}
+
+/// The header and body of the symbolic-heap certificate of `file`.
+fn certificate_of(file: &Path) -> (Value, Value) {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("c.json");
+    let (code, out) = shapemc(&[
+        "verify",
+        file.to_str().unwrap(),
+        "--shape-domain",
+        "symheap",
+        "--certificate",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(&c).unwrap();
+    let mut values = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    let header = values.next().unwrap().unwrap();
+    let body = values.next().unwrap().unwrap();
+    assert_eq!(header["cpa"], json!("pred+symheap"));
+    (header, body)
+}
+
+fn check(file: &Path, header: &Value, body: &Value) -> CheckOutcome {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("m.json");
+    std::fs::write(&path, format!("{header}\n{body}\n")).unwrap();
+    check_certificate(file, &path, &CheckArgs::default()).expect("the file parses")
+}
+
+/// The first node whose symbolic heap has an atom of kind `kind` (`Pt`, `Dls`, ...).
+fn node_with(body: &Value, kind: &str) -> usize {
+    body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| {
+            n["state"][1]["atoms"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x.get(kind).is_some()))
+        })
+        .unwrap_or_else(|| panic!("no node with a {kind}"))
+}
+
+#[test]
+fn a_symbolic_heap_certificate_trusts_nothing() {
+    let file = bench("dll_concat.c");
+    let (header, body) = certificate_of(&file);
+    assert!(matches!(check(&file, &header, &body), CheckOutcome::Valid));
+    let dls = node_with(&body, "Dls");
+    let pt = node_with(&body, "Pt");
+    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
+    let muts: Vec<Mutation> = vec![
+        (
+            "drop a node's atoms",
+            Box::new(move |b| b["nodes"][pt]["state"][1]["atoms"] = json!([])),
+        ),
+        (
+            "a segment linked by an integer field",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
+                d["Dls"]["next"] = json!(0);
+            }),
+        ),
+        (
+            "a segment with equal links",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
+                d["Dls"]["prev"] = d["Dls"]["next"].clone();
+            }),
+        ),
+        (
+            "an id out of range",
+            Box::new(move |b| {
+                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
+                p["Pt"]["at"] = json!(4_000_000_000u64);
+            }),
+        ),
+        (
+            "an object with a field missing",
+            Box::new(move |b| {
+                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
+                p["Pt"]["fields"].as_array_mut().unwrap().pop();
+            }),
+        ),
+        (
+            "an object allocated twice",
+            Box::new(move |b| {
+                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let p = a.iter().find(|x| x.get("Pt").is_some()).unwrap().clone();
+                a.push(p);
+            }),
+        ),
+        (
+            "a variable that does not exist",
+            Box::new(move |b| {
+                b["nodes"][pt]["state"][1]["vars"] = json!([[999_999, "Null"]]);
+            }),
+        ),
+        (
+            "the root's successors dropped",
+            Box::new(|b| {
+                let n = b["nodes"].as_array_mut().unwrap();
+                n.truncate(1);
+            }),
+        ),
+        (
+            "another CPA's name",
+            Box::new(|b| b["cpa"] = json!("predabs")),
+        ),
+    ];
+    for (name, f) in &muts {
+        let mut b = body.clone();
+        f(&mut b);
+        match check(&file, &header, &b) {
+            CheckOutcome::Invalid(_) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
