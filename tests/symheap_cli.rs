@@ -173,6 +173,22 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
             }),
         ),
         (
+            "a segment's facts on a pointer field",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
+                d["Dls"]["data"] = json!([[1, [0]]]);
+            }),
+        ),
+        (
+            "a segment's objects claimed to hold 7",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
+                d["Dls"]["data"] = json!([[0, [7]]]);
+            }),
+        ),
+        (
             "another CPA's name",
             Box::new(|b| b["cpa"] = json!("predabs")),
         ),

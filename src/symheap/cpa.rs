@@ -20,6 +20,10 @@ pub struct SymHeapCpa {
     /// the states stay finite; elsewhere an object a statement is about to link is not
     /// hidden in a segment half-way through the statement).
     fold_at: Arc<BTreeSet<Node>>,
+    /// The integer constants of the program (and 0): at the loop heads an integer
+    /// field keeps only such a value, and integer variables keep none, so that a
+    /// loop cannot make ever new values (`p->next->data = p->data + 1`).
+    consts: Arc<BTreeSet<i64>>,
 }
 
 impl SymHeapCpa {
@@ -28,6 +32,7 @@ impl SymHeapCpa {
         SymHeapCpa {
             live: Arc::new(crate::cfa::live::live_vars(prog)),
             fold_at: Arc::new(prog.loop_heads()),
+            consts: Arc::new(program_constants(prog)),
         }
     }
 
@@ -48,6 +53,63 @@ impl SymHeapCpa {
     }
 }
 
+impl SymHeapCpa {
+    /// `h` without integer variables and with only the program's constants in fields
+    /// (at loop heads).
+    fn widen(&self, prog: &Program, mut h: SymHeap) -> SymHeap {
+        h.vars
+            .retain(|&(x, _)| !prog.vars.get(x).is_some_and(|v| v.ty.is_int()));
+        for a in &mut h.atoms {
+            match a {
+                super::Atom::Pt { fields, .. } => {
+                    for v in fields.iter_mut() {
+                        if matches!(v, Val::Int(k) if !self.consts.contains(k)) {
+                            *v = Val::Unknown;
+                        }
+                    }
+                }
+                super::Atom::Ls { data, .. } | super::Atom::Dls { data, .. } => {
+                    // a fact with another value is dropped whole (a smaller set
+                    // would claim more)
+                    data.retain(|(_, ks)| ks.iter().all(|k| self.consts.contains(k)));
+                }
+                super::Atom::Block { .. } => {}
+            }
+        }
+        h
+    }
+}
+
+/// The integer literals of `prog`'s operations, and 0.
+fn program_constants(prog: &Program) -> BTreeSet<i64> {
+    fn walk(e: &crate::cfa::Expr, out: &mut BTreeSet<i64>) {
+        use crate::cfa::Expr;
+        match e {
+            Expr::Int(k) => {
+                out.insert(*k);
+            }
+            Expr::Null | Expr::Var(_) => {}
+            Expr::Unary(_, a) | Expr::Cast(_, a) => walk(a, out),
+            Expr::Binary(_, a, b) => {
+                walk(a, out);
+                walk(b, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::from([0]);
+    for e in prog.graph.edge_weights() {
+        match &e.op {
+            crate::cfa::Op::Assign { src, .. } | crate::cfa::Op::Store { src, .. } => {
+                walk(src, &mut out)
+            }
+            crate::cfa::Op::Assume { cond } => walk(cond, &mut out),
+            crate::cfa::Op::Call { args, .. } => args.iter().for_each(|a| walk(a, &mut out)),
+            _ => {}
+        }
+    }
+    out
+}
+
 impl Cpa for SymHeapCpa {
     type State = SymHeap;
     type Prec = ();
@@ -63,7 +125,7 @@ impl Cpa for SymHeapCpa {
         for h in (post::Post { prog }).post(s, step) {
             let h = self.forget_dead(prog, h, to);
             let h = if self.fold_at.contains(&to) {
-                fold::fold(prog, h)
+                fold::fold(prog, self.widen(prog, h))
             } else {
                 fold::bounded(h.canonical())
             };

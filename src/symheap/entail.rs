@@ -33,6 +33,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         map: HashMap::new(),
         used: vec![false; s.atoms.len()],
         rc: s.refcounts(),
+        want: Vec::new(),
     };
     for &(x, tv) in &t.vars {
         if !m.val(tv, s.get(x)) {
@@ -62,10 +63,12 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                         back,
                         last,
                         fwd,
+                        data,
                     } = a
                     else {
                         continue;
                     };
+                    m.want = data.clone();
                     let Some(&Val::Id(j)) = m.map.get(last) else {
                         continue;
                     };
@@ -104,14 +107,29 @@ struct Matcher<'a> {
     /// `s`'s atoms already matched.
     used: Vec<bool>,
     rc: HashMap<Id, usize>,
+    /// The integer facts the segment being matched needs of every piece it takes.
+    want: super::Facts,
 }
 
 impl Matcher<'_> {
     /// Matches `t`'s value `tv` with `s`'s `sv`, extending σ.
+    /// Whether the piece `k` of `s` has the integer facts [`Matcher::want`] names.
+    fn satisfies(&self, k: usize) -> bool {
+        self.want.iter().all(|(f, ks)| match &self.s.atoms[k] {
+            Atom::Pt { fields, .. } => {
+                matches!(fields.get(*f), Some(Val::Int(v)) if ks.contains(v))
+            }
+            Atom::Ls { data, .. } | Atom::Dls { data, .. } => data
+                .iter()
+                .any(|(g, ks2)| g == f && ks2.iter().all(|v| ks.contains(v))),
+            Atom::Block { .. } => false,
+        })
+    }
+
     fn val(&mut self, tv: Val, sv: Val) -> bool {
         match tv {
             Val::Unknown => true,
-            Val::Null => sv == Val::Null,
+            Val::Null | Val::Int(_) => sv == tv,
             Val::Id(k) => {
                 if sv == Val::Unknown {
                     return false;
@@ -130,7 +148,7 @@ impl Matcher<'_> {
     fn image(&self, v: Val) -> Option<Val> {
         match v {
             Val::Null => Some(Val::Null),
-            Val::Unknown => None,
+            Val::Unknown | Val::Int(_) => None,
             Val::Id(k) => self.map.get(&k).copied(),
         }
     }
@@ -187,8 +205,15 @@ impl Matcher<'_> {
                 _ => false,
             },
             Atom::Ls {
-                strukt, link, to, ..
-            } => self.ls(*strukt, *link, j, *to),
+                strukt,
+                link,
+                to,
+                data,
+                ..
+            } => {
+                self.want = data.clone();
+                self.ls(*strukt, *link, j, *to)
+            }
             Atom::Dls {
                 strukt,
                 next,
@@ -196,8 +221,12 @@ impl Matcher<'_> {
                 back,
                 last,
                 fwd,
+                data,
                 ..
-            } => self.dls(*strukt, (*next, *prev), j, *back, *last, *fwd),
+            } => {
+                self.want = data.clone();
+                self.dls(*strukt, (*next, *prev), j, *back, *last, *fwd)
+            }
         }
     }
 
@@ -225,6 +254,9 @@ impl Matcher<'_> {
             } if *s2 == strukt && *n2 == link => *fwd,
             _ => return None,
         };
+        if !self.satisfies(k) {
+            return None;
+        }
         self.used[k] = true;
         Some(next)
     }
@@ -253,7 +285,7 @@ impl Matcher<'_> {
         let wanted = match to {
             Val::Null => Some(Val::Null),
             Val::Id(k) => self.map.get(&k).copied(),
-            Val::Unknown => None,
+            Val::Unknown | Val::Int(_) => None,
         };
         loop {
             if wanted == Some(next) {
@@ -326,6 +358,9 @@ impl Matcher<'_> {
             } if *s2 == strukt && *n2 == next && *p2 == prev => (*back, *last, *fwd, 2),
             _ => return None,
         };
+        if !self.satisfies(k) {
+            return None;
+        }
         self.used[k] = true;
         Some(p)
     }
@@ -412,7 +447,7 @@ impl Matcher<'_> {
         cur: Id,
     ) -> Option<(usize, Id, Val, Val, usize)> {
         self.s.atoms.iter().enumerate().find_map(|(k, a)| {
-            if self.used[k] {
+            if self.used[k] || !self.satisfies(k) {
                 return None;
             }
             match a {
@@ -432,6 +467,7 @@ impl Matcher<'_> {
                     back,
                     last,
                     fwd,
+                    ..
                 } if *last == cur && *s2 == strukt && *n2 == next && *p2 == prev => {
                     Some((k, *first, *back, *fwd, 2))
                 }

@@ -8,7 +8,7 @@
 //! Folding only forgets (a segment represents every chain it was made of), so it is
 //! sound whatever it folds; it is what keeps the states finite.
 
-use super::{Atom, Id, SymHeap, Val, MAX_ATOMS};
+use super::{Atom, Facts, Id, SymHeap, Val, MAX_ATOMS};
 use crate::cfa::{Program, StructId};
 use std::collections::HashMap;
 
@@ -30,6 +30,45 @@ pub fn bounded(h: SymHeap) -> SymHeap {
         return SymHeap::top();
     }
     h
+}
+
+/// The integer facts of one piece: an object's known integer fields, a segment's
+/// facts (ascending by field).
+pub fn piece_data(a: &Atom) -> Facts {
+    match a {
+        Atom::Pt { fields, .. } => fields
+            .iter()
+            .enumerate()
+            .filter_map(|(f, v)| match v {
+                Val::Int(k) => Some((f, vec![*k])),
+                _ => None,
+            })
+            .collect(),
+        Atom::Ls { data, .. } | Atom::Dls { data, .. } => data.clone(),
+        Atom::Block { .. } => Vec::new(),
+    }
+}
+
+/// The integer facts that hold of every object of `pieces` (what a segment made of
+/// them keeps): the fields every piece has a fact of, with the union of the values.
+fn common_data<'a>(mut pieces: impl Iterator<Item = &'a Atom>) -> Facts {
+    let Some(first) = pieces.next() else {
+        return Vec::new();
+    };
+    let mut out = piece_data(first);
+    for a in pieces {
+        let d = piece_data(a);
+        out.retain_mut(|(f, ks)| match d.iter().find(|(g, _)| g == f) {
+            Some((_, ks2)) => {
+                ks.extend(ks2);
+                ks.sort_unstable();
+                ks.dedup();
+                true
+            }
+            None => false,
+        });
+    }
+    out
 }
 
 /// The fields of `s` that point to `s` itself (the candidate links).
@@ -64,6 +103,7 @@ fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
             back,
             last,
             fwd,
+            ..
         } if *strukt == s && *n == next && *p == prev => Some((*first, *back, *last, *fwd, true)),
         _ => None,
     }
@@ -162,6 +202,7 @@ fn merge_dll(
             }
             (vec![k1, k2, k3], p1.0, p1.1, p3.2, p3.3)
         };
+        let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
         let mut out = h.clone();
         let mut remove = remove;
         remove.sort_unstable();
@@ -176,6 +217,7 @@ fn merge_dll(
             back,
             last,
             fwd,
+            data,
         });
         return Some(out);
     }
@@ -205,6 +247,7 @@ fn sll_piece(a: &Atom, s: StructId, link: usize) -> Option<(Id, Val, Vec<Val>)> 
             link: l,
             from,
             to,
+            ..
         } if *strukt == s && *l == link => Some((*from, *to, Vec::new())),
         _ => None,
     }
@@ -235,6 +278,7 @@ fn merge_sll(
         if others1.iter().chain(&others2).any(inside) {
             continue;
         }
+        let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
         let mut out = h.clone();
         let (lo, hi) = (k1.min(k2), k1.max(k2));
         out.atoms.remove(hi);
@@ -244,6 +288,7 @@ fn merge_sll(
             link,
             from: a1,
             to: to2,
+            data,
         });
         return Some(out);
     }

@@ -55,6 +55,8 @@ pub enum Val {
     Unknown,
     /// The value named by an id.
     Id(Id),
+    /// An integer (of an integer variable or field; never a pointer's value).
+    Int(i64),
 }
 
 impl Val {
@@ -66,6 +68,10 @@ impl Val {
         }
     }
 }
+
+/// A segment's integer facts: per integer field (ascending), the values (ascending,
+/// at least one) every object of the segment has one of.
+pub type Facts = Vec<(usize, Vec<i64>)>;
 
 /// One spatial conjunct. Fields are indexed like [`crate::cfa::StructDef::fields`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -83,15 +89,19 @@ pub enum Atom {
     /// One allocated object of another type (no fields followed).
     Block { at: Id, heap: bool },
     /// `ls(from, to)`: objects c₁ … cₙ of `strukt`, n ≥ 1, c₁ = from, cᵢ.link = cᵢ₊₁,
-    /// cₙ.link = to; their other fields are unknown.
+    /// cₙ.link = to; every object's integer field `f` is one of `ks` for each
+    /// `(f, ks)` of `data`; their other fields are unknown.
     Ls {
         strukt: StructId,
         link: usize,
         from: Id,
         to: Val,
+        #[serde(default)]
+        data: Facts,
     },
     /// `dls(first, back, last, fwd)`: objects c₁ … cₙ of `strukt`, n ≥ 2, c₁ = first,
     /// cₙ = last, c₁.prev = back, cᵢ.next = cᵢ₊₁ and cᵢ₊₁.prev = cᵢ, cₙ.next = fwd;
+    /// every object's integer field `f` is one of `ks` for each `(f, ks)` of `data`;
     /// their other fields are unknown.
     Dls {
         strukt: StructId,
@@ -101,6 +111,8 @@ pub enum Atom {
         back: Val,
         last: Id,
         fwd: Val,
+        #[serde(default)]
+        data: Facts,
     },
 }
 
@@ -260,6 +272,8 @@ impl SymHeap {
     pub fn distinct(&self, a: Val, b: Val) -> bool {
         match (a, b) {
             (Val::Unknown, _) | (_, Val::Unknown) => false,
+            (Val::Int(x), Val::Int(y)) => x != y,
+            (Val::Int(_), _) | (_, Val::Int(_)) => false,
             _ if a == b => false,
             (Val::Null, Val::Id(i)) | (Val::Id(i), Val::Null) => {
                 self.allocated(i) || self.neq.contains(&ordered(a, b))
@@ -440,7 +454,7 @@ impl SymHeap {
                 Val::Id(i) if named.contains_key(&i) && !unknown.contains(&i) => {
                     Some(Val::Id(named[&i]))
                 }
-                Val::Id(_) | Val::Unknown => None,
+                Val::Id(_) | Val::Unknown | Val::Int(_) => None,
                 Val::Null => Some(Val::Null),
             };
             if let (Some(a), Some(b)) = (r(a), r(b)) {
@@ -479,8 +493,16 @@ impl SymHeap {
             let Some(var) = prog.vars.get(x) else {
                 return Err(format!("variable {x} does not exist"));
             };
-            if !var.ty.is_ptr() {
-                return Err(format!("variable {} is no pointer", var.name));
+            let v = self.get(x);
+            let int = matches!(v, Val::Int(_));
+            if (var.ty.is_ptr() && int)
+                || (var.ty.is_int() && !int)
+                || !(var.ty.is_ptr() || var.ty.is_int())
+            {
+                return Err(format!(
+                    "variable {} holds a value of another type",
+                    var.name
+                ));
             }
             if last.is_some_and(|l| l >= x) {
                 return Err("variables not ascending".into());
@@ -504,19 +526,28 @@ impl SymHeap {
                         return Err(format!("struct {} has {} fields", d.name, d.fields.len()));
                     }
                     for (f, v) in d.fields.iter().zip(fields) {
-                        if !f.ty.is_ptr() && *v != Val::Unknown {
-                            return Err(format!("integer field {} holds a pointer", f.name));
+                        let int = matches!(v, Val::Int(_));
+                        if (f.ty.is_ptr() && int) || (!f.ty.is_ptr() && !int && *v != Val::Unknown)
+                        {
+                            return Err(format!("field {} holds a value of another type", f.name));
                         }
                     }
                 }
                 Atom::Block { .. } => {}
-                Atom::Ls { strukt, link, .. } => {
+                Atom::Ls {
+                    strukt, link, data, ..
+                } => {
                     if !is_ptr_field(*strukt, *link) {
                         return Err("a segment's link is no field to its own struct".into());
                     }
+                    check_data(prog, *strukt, data)?;
                 }
                 Atom::Dls {
-                    strukt, next, prev, ..
+                    strukt,
+                    next,
+                    prev,
+                    data,
+                    ..
                 } => {
                     if next == prev
                         || !is_ptr_field(*strukt, *next)
@@ -524,6 +555,7 @@ impl SymHeap {
                     {
                         return Err("a segment's links are no two fields to its own struct".into());
                     }
+                    check_data(prog, *strukt, data)?;
                 }
             }
             for i in a.addresses() {
@@ -549,12 +581,27 @@ impl SymHeap {
             Val::Null => "NULL".to_string(),
             Val::Unknown => "?".to_string(),
             Val::Id(i) => format!("#{i}"),
+            Val::Int(k) => k.to_string(),
         };
         let field = |s: StructId, f: usize| {
             prog.structs
                 .get(s)
                 .and_then(|d| d.fields.get(f))
                 .map_or(format!("f{f}"), |d| d.name.clone())
+        };
+        let facts = |s: StructId, data: &Facts| {
+            let fs: Vec<String> = data
+                .iter()
+                .map(|(f, ks)| {
+                    let ks: Vec<String> = ks.iter().map(|k| k.to_string()).collect();
+                    format!("{}∈{{{}}}", field(s, *f), ks.join(","))
+                })
+                .collect();
+            if fs.is_empty() {
+                String::new()
+            } else {
+                format!("[{}]", fs.join(","))
+            }
         };
         let vars: Vec<String> = self
             .vars
@@ -592,7 +639,13 @@ impl SymHeap {
                     link,
                     from,
                     to,
-                } => format!("ls[{}](#{from},{})", field(*strukt, *link), v(to)),
+                    data,
+                } => format!(
+                    "ls[{}](#{from},{}){}",
+                    field(*strukt, *link),
+                    v(to),
+                    facts(*strukt, data)
+                ),
                 Atom::Dls {
                     strukt,
                     next,
@@ -601,12 +654,14 @@ impl SymHeap {
                     back,
                     last,
                     fwd,
+                    data,
                 } => format!(
-                    "dls[{},{}](#{first},{},#{last},{})",
+                    "dls[{},{}](#{first},{},#{last},{}){}",
                     field(*strukt, *next),
                     field(*strukt, *prev),
                     v(back),
-                    v(fwd)
+                    v(fwd),
+                    facts(*strukt, data)
                 ),
             })
             .collect();
@@ -622,6 +677,23 @@ impl SymHeap {
             neq.join(" ")
         )
     }
+}
+
+/// A segment's integer facts name integer fields of its struct, ascending, once.
+fn check_data(prog: &Program, strukt: StructId, data: &Facts) -> Result<(), String> {
+    let int_field = |f: usize| {
+        prog.structs
+            .get(strukt)
+            .and_then(|d| d.fields.get(f))
+            .is_some_and(|f| f.ty.is_int())
+    };
+    let sorted = |ks: &Vec<i64>| !ks.is_empty() && ks.windows(2).all(|w| w[0] < w[1]);
+    if data.iter().any(|(f, ks)| !int_field(*f) || !sorted(ks))
+        || data.windows(2).any(|w| w[0].0 >= w[1].0)
+    {
+        return Err("a segment's integer facts name no integer fields (ascending)".into());
+    }
+    Ok(())
 }
 
 /// The pair in ascending order.

@@ -3,7 +3,7 @@
 //! follow (a write through a pointer it does not know, type punning, a dereference of
 //! an id no atom allocates) makes the state ⊤, never a guess.
 
-use super::{Atom, Id, SymHeap, Val};
+use super::{Atom, Facts, Id, SymHeap, Val};
 use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Program, Step, Ty, UnOp, VarId};
 
 /// Whether `e` is pointer-valued (so its comparisons are the domain's business).
@@ -34,6 +34,64 @@ fn is_ptr_var(prog: &Program, x: VarId) -> bool {
     prog.vars.get(x).is_some_and(|v| v.ty.is_ptr())
 }
 
+fn is_int_var(prog: &Program, x: VarId) -> bool {
+    prog.vars.get(x).is_some_and(|v| v.ty.is_int())
+}
+
+/// Known integer values stay in the signed 32-bit range (the analysis never wraps).
+fn small(k: i128) -> Option<i64> {
+    (i32::MIN as i128..=i32::MAX as i128)
+        .contains(&k)
+        .then_some(k as i64)
+}
+
+/// The value of an integer expression when the state knows it exactly and no C
+/// conversion can change it: constants and variables in the signed 32-bit range,
+/// `+ - *` without overflow, comparisons and bit operations of non-negative values
+/// (the same in every signedness), `!`, casts that keep the value. Else `None`.
+pub fn eval_int(prog: &Program, h: &SymHeap, e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int(k) => small(*k as i128),
+        Expr::Var(x) if is_int_var(prog, *x) => match h.get(*x) {
+            Val::Int(k) => small(k as i128),
+            _ => None,
+        },
+        Expr::Cast(Ty::Int { bits, signed }, a) => {
+            let v = eval_int(prog, h, a)?;
+            let bits = u32::from(*bits).min(63);
+            let fits = if *signed {
+                bits >= 1 && v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1))
+            } else {
+                v >= 0 && v < (1i64 << bits)
+            };
+            (fits && bits >= 2).then_some(v)
+        }
+        Expr::Unary(UnOp::Neg, a) => small(-(eval_int(prog, h, a)? as i128)),
+        Expr::Unary(UnOp::Not, a) => Some(i64::from(eval_int(prog, h, a)? == 0)),
+        Expr::Binary(op, a, b) => {
+            let (x, y) = (eval_int(prog, h, a)?, eval_int(prog, h, b)?);
+            let (xi, yi) = (x as i128, y as i128);
+            let nonneg = x >= 0 && y >= 0;
+            match op {
+                BinOp::Add => small(xi + yi),
+                BinOp::Sub => small(xi - yi),
+                BinOp::Mul => small(xi * yi),
+                BinOp::Eq if nonneg => Some(i64::from(x == y)),
+                BinOp::Ne if nonneg => Some(i64::from(x != y)),
+                BinOp::Lt if nonneg => Some(i64::from(x < y)),
+                BinOp::Le if nonneg => Some(i64::from(x <= y)),
+                BinOp::Gt if nonneg => Some(i64::from(x > y)),
+                BinOp::Ge if nonneg => Some(i64::from(x >= y)),
+                BinOp::BitAnd if nonneg => Some(x & y),
+                BinOp::BitOr if nonneg => Some(x | y),
+                BinOp::BitXor if nonneg => Some(x ^ y),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The states in which id `i` is the address of a single-object atom (`Pt` or
 /// `Block`): a segment starting (or, doubly linked, ending) at `i` is unfolded into
 /// its first (last) object and the rest, one state for "the segment is this one
@@ -42,6 +100,12 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
     let k = h.atom_at(i)?;
     let atom = h.atoms[k].clone();
     let mut out = Vec::new();
+    let pt = |at: Id, strukt, fields: Vec<Val>| Atom::Pt {
+        at,
+        strukt,
+        fields,
+        heap: true,
+    };
     match atom {
         Atom::Pt { .. } | Atom::Block { .. } => out.push(h.clone()),
         Atom::Ls {
@@ -49,37 +113,31 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             link,
             from,
             to,
+            data,
         } => {
             let width = struct_width(prog, strukt).max(link + 1);
-            // exactly one object
-            let mut one = h.clone();
-            let mut f = vec![Val::Unknown; width];
-            f[link] = to;
-            one.atoms[k] = Atom::Pt {
-                at: from,
-                strukt,
-                fields: f,
-                heap: true,
-            };
-            out.push(one);
-            // more: from ↦ n * ls(n, to)
             let n = h.fresh();
-            let mut more = h.clone();
-            let mut f = vec![Val::Unknown; width];
-            f[link] = Val::Id(n);
-            more.atoms[k] = Atom::Pt {
-                at: from,
-                strukt,
-                fields: f,
-                heap: true,
-            };
-            more.atoms.push(Atom::Ls {
-                strukt,
-                link,
-                from: n,
-                to,
-            });
-            out.push(more);
+            for base in data_cells(width, &data) {
+                // exactly one object
+                let mut one = h.clone();
+                let mut f = base.clone();
+                f[link] = to;
+                one.atoms[k] = pt(from, strukt, f);
+                out.push(one);
+                // more: from ↦ n * ls(n, to)
+                let mut more = h.clone();
+                let mut f = base;
+                f[link] = Val::Id(n);
+                more.atoms[k] = pt(from, strukt, f);
+                more.atoms.push(Atom::Ls {
+                    strukt,
+                    link,
+                    from: n,
+                    to,
+                    data: data.clone(),
+                });
+                out.push(more);
+            }
         }
         Atom::Dls {
             strukt,
@@ -89,68 +147,82 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             back,
             last,
             fwd,
+            data,
         } => {
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
-            let cell = |n: Val, p: Val| {
-                let mut f = vec![Val::Unknown; width];
+            let bases = data_cells(width, &data);
+            let cell = |base: &Vec<Val>, n: Val, p: Val| {
+                let mut f = base.clone();
                 f[next] = n;
                 f[prev] = p;
                 f
             };
             // exactly two objects
-            let mut two = h.clone();
-            two.atoms[k] = Atom::Pt {
-                at: first,
-                strukt,
-                fields: cell(Val::Id(last), back),
-                heap: true,
-            };
-            two.atoms.push(Atom::Pt {
-                at: last,
-                strukt,
-                fields: cell(fwd, Val::Id(first)),
-                heap: true,
-            });
-            out.push(two);
-            let n = h.fresh();
-            let mut more = h.clone();
-            if i == first {
-                more.atoms[k] = Atom::Pt {
-                    at: first,
-                    strukt,
-                    fields: cell(Val::Id(n), back),
-                    heap: true,
-                };
-                more.atoms.push(Atom::Dls {
-                    strukt,
-                    next,
-                    prev,
-                    first: n,
-                    back: Val::Id(first),
-                    last,
-                    fwd,
-                });
-            } else {
-                more.atoms[k] = Atom::Pt {
-                    at: last,
-                    strukt,
-                    fields: cell(fwd, Val::Id(n)),
-                    heap: true,
-                };
-                more.atoms.push(Atom::Dls {
-                    strukt,
-                    next,
-                    prev,
-                    first,
-                    back,
-                    last: n,
-                    fwd: Val::Id(last),
-                });
+            for b1 in &bases {
+                for b2 in &bases {
+                    let mut two = h.clone();
+                    two.atoms[k] = pt(first, strukt, cell(b1, Val::Id(last), back));
+                    two.atoms
+                        .push(pt(last, strukt, cell(b2, fwd, Val::Id(first))));
+                    out.push(two);
+                }
             }
-            out.push(more);
+            let n = h.fresh();
+            for b in &bases {
+                let mut more = h.clone();
+                if i == first {
+                    more.atoms[k] = pt(first, strukt, cell(b, Val::Id(n), back));
+                    more.atoms.push(Atom::Dls {
+                        strukt,
+                        next,
+                        prev,
+                        first: n,
+                        back: Val::Id(first),
+                        last,
+                        fwd,
+                        data: data.clone(),
+                    });
+                } else {
+                    more.atoms[k] = pt(last, strukt, cell(b, fwd, Val::Id(n)));
+                    more.atoms.push(Atom::Dls {
+                        strukt,
+                        next,
+                        prev,
+                        first,
+                        back,
+                        last: n,
+                        fwd: Val::Id(last),
+                        data: data.clone(),
+                    });
+                }
+                out.push(more);
+            }
         }
     }
     Some(out)
+}
+
+/// The fields of one object of a segment with integer facts `data`: one vector per
+/// choice of a value for each fact's field (a field whose choices would make more
+/// than 16 vectors stays unknown), the other fields unknown.
+fn data_cells(width: usize, data: &Facts) -> Vec<Vec<Val>> {
+    let mut out = vec![vec![Val::Unknown; width]];
+    for (i, ks) in data {
+        if *i >= width || out.len() * ks.len() > 16 {
+            continue;
+        }
+        out = out
+            .into_iter()
+            .flat_map(|f| {
+                ks.iter().map(move |k| {
+                    let mut g = f.clone();
+                    g[*i] = Val::Int(*k);
+                    g
+                })
+            })
+            .collect();
+    }
+    out
 }
 
 /// The number of fields of `strukt`.
@@ -205,8 +277,16 @@ impl Post<'_> {
                     .params
                     .iter()
                     .zip(args)
-                    .filter(|(p, _)| is_ptr_var(prog, **p))
-                    .map(|(p, a)| (*p, value_of(prog, h, a).0))
+                    .map(|(p, a)| {
+                        let v = if is_ptr_var(prog, *p) {
+                            value_of(prog, h, a).0
+                        } else if is_int_var(prog, *p) {
+                            eval_int(prog, h, a).map_or(Val::Unknown, Val::Int)
+                        } else {
+                            Val::Unknown
+                        };
+                        (*p, v)
+                    })
                     .collect();
                 let mut out = h.clone();
                 // a parameter without an argument (a variadic call) holds anything
@@ -235,9 +315,11 @@ impl Post<'_> {
                     out.set(x, Val::Unknown);
                 }
                 if let Some(r) = ret {
-                    if is_ptr_var(prog, *r) {
-                        out.set(*r, v);
-                    }
+                    let fits = match v {
+                        Val::Int(_) => is_int_var(prog, *r),
+                        _ => is_ptr_var(prog, *r),
+                    };
+                    out.set(*r, if fits { v } else { Val::Unknown });
                 }
                 vec![out]
             }
@@ -250,7 +332,7 @@ impl Post<'_> {
             Op::Skip | Op::Error | Op::Halt | Op::AssumeLeak { .. } => vec![h.clone()],
             Op::AssumeInvalid { ptr, access } => match h.get(*ptr) {
                 Val::Null => Vec::new(),
-                Val::Unknown => vec![h.clone()],
+                Val::Unknown | Val::Int(_) => vec![h.clone()],
                 Val::Id(i) => match h.atom_at(i) {
                     Some(k) if valid_for(prog, &h.atoms[k], *access) => Vec::new(),
                     _ => vec![h.clone()],
@@ -260,6 +342,8 @@ impl Post<'_> {
                 let mut out = h.clone();
                 if is_ptr_var(prog, *dst) {
                     out.set(*dst, value_of(prog, h, src).0);
+                } else if is_int_var(prog, *dst) {
+                    out.set(*dst, eval_int(prog, h, src).map_or(Val::Unknown, Val::Int));
                 }
                 vec![out]
             }
@@ -270,13 +354,18 @@ impl Post<'_> {
             }
             Op::StoreIndirect { .. } | Op::Call { .. } => vec![SymHeap::top()],
             Op::Load { dst, ptr, field } => self.access(h, *ptr, *field, |mut s, k| {
-                if !is_ptr_var(prog, *dst) {
-                    return s;
-                }
                 let v = match &mut s.atoms[k] {
                     Atom::Pt { fields, .. } => fields.get(field.field).copied(),
                     _ => None,
                 };
+                if !is_ptr_var(prog, *dst) {
+                    let v = match v {
+                        Some(Val::Int(x)) if is_int_var(prog, *dst) => Val::Int(x),
+                        _ => Val::Unknown,
+                    };
+                    s.set(*dst, v);
+                    return s;
+                }
                 let v = match v {
                     // an unknown pointer read gets a name, so two reads agree
                     Some(Val::Unknown) => {
@@ -301,7 +390,7 @@ impl Post<'_> {
                 let v = if is_ptr_field {
                     value_of(prog, h, src).0
                 } else {
-                    Val::Unknown
+                    eval_int(prog, h, src).map_or(Val::Unknown, Val::Int)
                 };
                 self.access(h, *ptr, *field, |mut s, k| {
                     if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
@@ -326,6 +415,8 @@ impl Post<'_> {
                                 .map(|f| {
                                     if zeroed && f.ty.is_ptr() {
                                         Val::Null
+                                    } else if zeroed && f.ty.is_int() {
+                                        Val::Int(0)
                                     } else {
                                         Val::Unknown
                                     }
@@ -356,7 +447,7 @@ impl Post<'_> {
             }
             Op::Free { ptr } => match h.get(*ptr) {
                 Val::Null => vec![h.clone()],
-                Val::Unknown => vec![SymHeap::top()],
+                Val::Unknown | Val::Int(_) => vec![SymHeap::top()],
                 Val::Id(i) => match focus(prog, h, i) {
                     None => vec![SymHeap::top()],
                     Some(states) => states
@@ -386,7 +477,7 @@ impl Post<'_> {
     ) -> Vec<SymHeap> {
         let i = match h.get(ptr) {
             Val::Null => return Vec::new(),
-            Val::Unknown => return vec![SymHeap::top()],
+            Val::Unknown | Val::Int(_) => return vec![SymHeap::top()],
             Val::Id(i) => i,
         };
         let Some(states) = focus(self.prog, h, i) else {
@@ -420,6 +511,13 @@ impl Post<'_> {
 /// (`==`, `!=`, a pointer as a truth value, `!`) refine the state or rule it out;
 /// any other condition leaves it unchanged.
 pub fn assume(prog: &Program, h: SymHeap, cond: &Expr, truth: bool) -> Vec<SymHeap> {
+    if let Some(v) = eval_int(prog, &h, cond) {
+        return if (v != 0) == truth {
+            vec![h]
+        } else {
+            Vec::new()
+        };
+    }
     match cond {
         Expr::Unary(UnOp::Not, e) => assume(prog, h, e, !truth),
         Expr::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b)
@@ -435,6 +533,21 @@ pub fn assume(prog: &Program, h: SymHeap, cond: &Expr, truth: bool) -> Vec<SymHe
             assume_eq(h, (v, Some(*x)), (Val::Null, None), !truth)
         }
         Expr::Cast(_, e) if is_ptr_expr(prog, e) => assume(prog, h, e, truth),
+        // `x == k` with `x` unknown: x is k where the condition holds
+        Expr::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b) if (*op == BinOp::Eq) == truth => {
+            let mut h = h;
+            match (a.as_ref(), b.as_ref()) {
+                (Expr::Var(x), e) | (e, Expr::Var(x))
+                    if is_int_var(prog, *x) && h.get(*x) == Val::Unknown =>
+                {
+                    if let Some(k) = eval_int(prog, &h, e) {
+                        h.set(*x, Val::Int(k));
+                    }
+                }
+                _ => {}
+            }
+            vec![h]
+        }
         _ => vec![h],
     }
 }

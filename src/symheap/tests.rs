@@ -80,6 +80,34 @@ fn a_doubly_linked_list_folds_into_a_dls_and_keeps_its_back_links() {
         .any(|n| n.state.atoms.iter().any(|a| matches!(a, Atom::Dls { .. }))));
 }
 
+#[test]
+fn a_segment_keeps_the_values_its_objects_were_given() {
+    // the cells hold 0 or 1 (a fact with two values), the check needs both
+    let (prog, art, out) = explore(
+        "struct n { struct n *next; int d; };
+         int main() {
+           struct n *l = NULL;
+           while (__VERIFIER_nondet_int()) {
+             struct n *x = malloc(sizeof(struct n));
+             if (!x) abort();
+             x->d = __VERIFIER_nondet_int() ? 0 : 1;
+             x->next = l; l = x;
+           }
+           for (struct n *p = l; p; p = p->next)
+             if (p->d != 0 && p->d != 1) reach_error();
+           return 0;
+         }",
+    );
+    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
+    let two = art.nodes.iter().any(|n| {
+        n.state
+            .atoms
+            .iter()
+            .any(|a| matches!(a, Atom::Ls { data, .. } if data == &vec![(1, vec![0, 1])]))
+    });
+    assert!(two, "{}", prog.file.display());
+}
+
 // ---------------------------------------------------------------------------------
 // concrete heaps
 
@@ -91,12 +119,14 @@ enum Cv {
     Dangle(u8),
 }
 
-/// A concrete heap over `struct n { struct n *next, *prev; int d; }` and three
-/// pointer variables; `None` is a freed object.
+/// A concrete heap over `struct n { struct n *next, *prev; int d; }`, three pointer
+/// variables and the integer variable `v`; a cell is the two pointers and `d`, `None`
+/// a freed object.
 #[derive(Clone, Debug)]
 struct Conc {
-    cells: Vec<Option<[Cv; 2]>>,
+    cells: Vec<Option<([Cv; 2], i64)>>,
     vars: [Cv; 3],
+    v: i64,
 }
 
 impl Conc {
@@ -112,7 +142,7 @@ impl Conc {
 /// variables `a`, `b`, `c`.
 fn heap_prog() -> (Program, [VarId; 3]) {
     let prog = parse_c(
-        "struct n { struct n *next; struct n *prev; int d; };\nstruct n *a, *b, *c;\nint main() { return 0; }\n",
+        "struct n { struct n *next; struct n *prev; int d; };\nstruct n *a, *b, *c;\nint v;\nint main() { return 0; }\n",
     );
     let var = |name: &str| {
         prog.vars
@@ -125,6 +155,14 @@ fn heap_prog() -> (Program, [VarId; 3]) {
 }
 
 /// The symbolic heap that describes `c` exactly (one `Pt` per live object).
+/// The integer variable `v` of [`heap_prog`].
+fn int_var(prog: &Program) -> VarId {
+    prog.vars
+        .iter()
+        .position(|x| x.name == "v")
+        .unwrap_or_else(|| panic!("no v"))
+}
+
 fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
     let val = |v: Cv| match v {
         Cv::Null => Val::Null,
@@ -136,15 +174,17 @@ fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
         h.set(*x, val(c.vars[i]));
     }
     for (i, cell) in c.cells.iter().enumerate() {
-        if let Some(f) = cell {
+        if let Some((f, d)) = cell {
             h.atoms.push(Atom::Pt {
                 at: i as Id,
                 strukt: 0,
-                fields: vec![val(f[0]), val(f[1]), Val::Unknown],
+                fields: vec![val(f[0]), val(f[1]), Val::Int(*d)],
                 heap: true,
             });
         }
     }
+    // `v` is the variable after a, b, c in declaration order
+    h.set(vs[2] + 1, Val::Int(c.v));
     h
 }
 
@@ -160,10 +200,15 @@ fn models(c: &Conc, vs: &[VarId; 3], h: &SymHeap) -> bool {
             Val::Unknown => true,
             Val::Null => c.vars[i] == Cv::Null,
             Val::Id(k) => bind(&mut sig, k, c.vars[i]),
+            Val::Int(_) => false,
         };
         if !ok {
             return false;
         }
+    }
+    match h.get(vs[2] + 1) {
+        Val::Int(k) if k != c.v => return false,
+        _ => {}
     }
     let used = vec![false; c.cells.len()];
     search(c, h, &mut vec![false; h.atoms.len()], sig, used)
@@ -178,6 +223,7 @@ fn match_val(sig: &mut std::collections::HashMap<Id, Cv>, t: Val, v: Cv) -> bool
         Val::Unknown => true,
         Val::Null => v == Cv::Null,
         Val::Id(k) => bind(sig, k, v),
+        Val::Int(_) => false,
     }
 }
 
@@ -207,7 +253,7 @@ fn search(
             let v = |x: Val| match x {
                 Val::Null => Some(Cv::Null),
                 Val::Id(k) => sig.get(&k).copied(),
-                Val::Unknown => None,
+                Val::Unknown | Val::Int(_) => None,
             };
             match (v(a), v(b)) {
                 (Some(x), Some(y)) => x != y,
@@ -229,10 +275,19 @@ fn search(
         }
         // every way the atom can cover objects from i: (objects, bindings)
         let mut ways: Vec<Way> = Vec::new();
-        let cell = |j: usize| c.cells[j].unwrap_or([Cv::Null; 2]);
+        let cell = |j: usize| c.cells[j].map_or([Cv::Null; 2], |o| o.0);
+        let data = |j: usize| c.cells[j].map_or(0, |o| o.1);
+        // the objects of a segment have its integer facts (field 2 is `d`)
+        let facts = |objs: &[usize], fs: &Facts| {
+            objs.iter()
+                .all(|&j| fs.iter().all(|(f, ks)| *f == 2 && ks.contains(&data(j))))
+        };
         match a {
             Atom::Pt { at, fields, .. } => {
                 let f = cell(i);
+                if matches!(fields[2], Val::Int(k) if k != data(i)) {
+                    continue;
+                }
                 ways.push((
                     vec![i],
                     vec![
@@ -243,15 +298,23 @@ fn search(
                 ));
             }
             Atom::Block { .. } => {}
-            Atom::Ls { link, from, to, .. } => {
+            Atom::Ls {
+                link,
+                from,
+                to,
+                data: fs,
+                ..
+            } => {
                 let mut chain = vec![i];
                 loop {
                     let last = chain[chain.len() - 1];
                     let nv = cell(last)[*link];
-                    ways.push((
-                        chain.clone(),
-                        vec![(Val::Id(*from), Cv::Addr(i)), (*to, nv)],
-                    ));
+                    if facts(&chain, fs) {
+                        ways.push((
+                            chain.clone(),
+                            vec![(Val::Id(*from), Cv::Addr(i)), (*to, nv)],
+                        ));
+                    }
                     match c.live(nv) {
                         Some(j) if !chain.contains(&j) && !used[j] => chain.push(j),
                         _ => break,
@@ -265,13 +328,14 @@ fn search(
                 back,
                 last,
                 fwd,
+                data: fs,
                 ..
             } => {
                 let mut chain = vec![i];
                 loop {
                     let l = chain[chain.len() - 1];
                     let nv = cell(l)[*next];
-                    if chain.len() >= 2 {
+                    if chain.len() >= 2 && facts(&chain, fs) {
                         ways.push((
                             chain.clone(),
                             vec![
@@ -324,10 +388,14 @@ fn cv(n: usize) -> impl Strategy<Value = Cv> {
 fn conc() -> impl Strategy<Value = Conc> {
     (0usize..6).prop_flat_map(|n| {
         (
-            proptest::collection::vec(proptest::option::weighted(0.9, [cv(n), cv(n)]), n),
+            proptest::collection::vec(
+                proptest::option::weighted(0.9, ([cv(n), cv(n)], 0i64..2)),
+                n,
+            ),
             [cv(n), cv(n), cv(n)],
+            0i64..3,
         )
-            .prop_map(|(cells, vars)| Conc { cells, vars })
+            .prop_map(|(cells, vars, v)| Conc { cells, vars, v })
     })
 }
 
@@ -345,13 +413,14 @@ fn list(len: usize, dll: bool, at: Option<usize>) -> Conc {
             } else {
                 Cv::Null
             };
-            Some([next, prev])
+            Some(([next, prev], 1))
         })
         .collect();
     let first = if len > 0 { Cv::Addr(0) } else { Cv::Null };
     Conc {
         cells,
         vars: [first, at.map_or(Cv::Null, Cv::Addr), Cv::Null],
+        v: 0,
     }
 }
 
@@ -386,11 +455,12 @@ fn isomorphic_heaps_have_one_canonical_form() {
     // the same heap with the objects in another order
     let b = Conc {
         cells: vec![
-            Some([Cv::Null, Cv::Addr(2)]),
-            Some([Cv::Addr(2), Cv::Null]),
-            Some([Cv::Addr(0), Cv::Addr(1)]),
+            Some(([Cv::Null, Cv::Addr(2)], 1)),
+            Some(([Cv::Addr(2), Cv::Null], 1)),
+            Some(([Cv::Addr(0), Cv::Addr(1)], 1)),
         ],
         vars: [Cv::Addr(1), Cv::Addr(0), Cv::Null],
+        v: 0,
     };
     assert_eq!(exact(&a, &vs).canonical(), exact(&b, &vs).canonical());
 }
@@ -440,8 +510,10 @@ proptest! {
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..9, x in 0usize..3, y in 0usize..3, f in 0usize..2) {
+    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..14, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3) {
         let (prog, vs) = heap_prog();
+        let iv = int_var(&prog);
+        let dfield = FieldRef { strukt: 0, field: 2 };
         let field = FieldRef { strukt: 0, field: f };
         let var = |i: usize| Expr::Var(vs[i]);
         let mut d = c.clone();
@@ -450,15 +522,15 @@ proptest! {
             0 => { d.vars[x] = c.vars[y]; (Op::Assign { dst: vs[x], src: var(y) }, true) }
             1 => { d.vars[x] = Cv::Null; (Op::Assign { dst: vs[x], src: Expr::Null }, true) }
             2 => {
-                let ok = c.live(c.vars[y]).map(|i| d.vars[x] = c.cells[i].map_or(Cv::Null, |o| o[f])).is_some();
+                let ok = c.live(c.vars[y]).map(|i| d.vars[x] = c.cells[i].map_or(Cv::Null, |o| o.0[f])).is_some();
                 (Op::Load { dst: vs[x], ptr: vs[y], field }, ok)
             }
             3 => {
-                let ok = c.live(c.vars[x]).map(|i| if let Some(o) = &mut d.cells[i] { o[f] = c.vars[y] }).is_some();
+                let ok = c.live(c.vars[x]).map(|i| if let Some(o) = &mut d.cells[i] { o.0[f] = c.vars[y] }).is_some();
                 (Op::Store { ptr: vs[x], field, src: var(y) }, ok)
             }
             4 => {
-                d.cells.push(Some([Cv::Null, Cv::Null]));
+                d.cells.push(Some(([Cv::Null, Cv::Null], 0)));
                 d.vars[x] = Cv::Addr(d.cells.len() - 1);
                 (Op::Alloc { dst: vs[x], pointee: Ty::Struct(0), bytes: None, kind: AllocKind::Heap { zeroed: false } }, true)
             }
@@ -468,7 +540,18 @@ proptest! {
             }
             6 => (Op::Assume { cond: Expr::bin(BinOp::Eq, var(x), var(y)) }, c.vars[x] == c.vars[y]),
             7 => (Op::Assume { cond: Expr::bin(BinOp::Ne, var(x), var(y)) }, c.vars[x] != c.vars[y]),
-            _ => (Op::Assume { cond: Expr::Var(vs[x]) }, c.vars[x] != Cv::Null),
+            8 => (Op::Assume { cond: Expr::Var(vs[x]) }, c.vars[x] != Cv::Null),
+            9 => {
+                let ok = c.live(c.vars[x]).map(|i| if let Some(o) = &mut d.cells[i] { o.1 = k }).is_some();
+                (Op::Store { ptr: vs[x], field: dfield, src: Expr::Int(k) }, ok)
+            }
+            10 => {
+                let ok = c.live(c.vars[y]).map(|i| d.v = c.cells[i].map_or(0, |o| o.1)).is_some();
+                (Op::Load { dst: iv, ptr: vs[y], field: dfield }, ok)
+            }
+            11 => (Op::Assume { cond: Expr::bin(BinOp::Eq, Expr::Var(iv), Expr::Int(k)) }, c.v == k),
+            12 => (Op::Assume { cond: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(k)) }, c.v != k),
+            _ => { d.v = k; (Op::Assign { dst: iv, src: Expr::Int(k) }, true) }
         };
         if ok {
             let h = fold::fold(&prog, exact(&c, &vs));
