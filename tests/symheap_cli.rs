@@ -99,7 +99,7 @@ fn node_with(body: &Value, kind: &str) -> usize {
         .unwrap()
         .iter()
         .position(|n| {
-            n["state"][1]["atoms"]
+            n["state"][0]["atoms"]
                 .as_array()
                 .is_some_and(|a| a.iter().any(|x| x.get(kind).is_some()))
         })
@@ -117,12 +117,12 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
     let muts: Vec<Mutation> = vec![
         (
             "drop a node's atoms",
-            Box::new(move |b| b["nodes"][pt]["state"][1]["atoms"] = json!([])),
+            Box::new(move |b| b["nodes"][pt]["state"][0]["atoms"] = json!([])),
         ),
         (
             "a segment linked by an integer field",
             Box::new(move |b| {
-                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
                 let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
                 d["Dls"]["next"] = json!(0);
             }),
@@ -130,7 +130,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "a segment with equal links",
             Box::new(move |b| {
-                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
                 let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
                 d["Dls"]["prev"] = d["Dls"]["next"].clone();
             }),
@@ -138,7 +138,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "an id out of range",
             Box::new(move |b| {
-                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][pt]["state"][0]["atoms"].as_array_mut().unwrap();
                 let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
                 p["Pt"]["at"] = json!(4_000_000_000u64);
             }),
@@ -146,7 +146,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "an object with a field missing",
             Box::new(move |b| {
-                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][pt]["state"][0]["atoms"].as_array_mut().unwrap();
                 let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
                 p["Pt"]["fields"].as_array_mut().unwrap().pop();
             }),
@@ -154,7 +154,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "an object allocated twice",
             Box::new(move |b| {
-                let a = b["nodes"][pt]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][pt]["state"][0]["atoms"].as_array_mut().unwrap();
                 let p = a.iter().find(|x| x.get("Pt").is_some()).unwrap().clone();
                 a.push(p);
             }),
@@ -162,7 +162,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "a variable that does not exist",
             Box::new(move |b| {
-                b["nodes"][pt]["state"][1]["vars"] = json!([[999_999, "Null"]]);
+                b["nodes"][pt]["state"][0]["vars"] = json!([[999_999, "Null"]]);
             }),
         ),
         (
@@ -175,7 +175,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "a segment's facts on a pointer field",
             Box::new(move |b| {
-                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
                 let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
                 d["Dls"]["data"] = json!([[1, [0]]]);
             }),
@@ -183,7 +183,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         (
             "a segment's objects claimed to hold 7",
             Box::new(move |b| {
-                let a = b["nodes"][dls]["state"][1]["atoms"].as_array_mut().unwrap();
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
                 let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
                 d["Dls"]["data"] = json!([[0, [7]]]);
             }),

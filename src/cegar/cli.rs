@@ -943,12 +943,12 @@ fn verify_program_cancellable(
             format: c.format,
             file: c.file,
             cpa: c.cpa,
-            precision: c.precision.0,
+            precision: c.precision.1,
             nodes: c
                 .nodes
                 .into_iter()
                 .map(|n| crate::cert::CertNode {
-                    state: n.state.0,
+                    state: n.state.1,
                     id: n.id,
                     loc: n.loc,
                     src: n.src,

@@ -10,7 +10,7 @@
 use super::{Abstraction, RefineInput, Refinement};
 use crate::cert::{check_until, CertError, Certificate};
 use crate::cfa::{Node, Program, Step};
-use crate::cpa::{Cpa, Fingerprint};
+use crate::cpa::{Cpa, Fingerprint, Product};
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::symheap::cpa::SymHeapCpa;
 use crate::symheap::SymHeap;
@@ -19,39 +19,32 @@ use crate::symheap::SymHeap;
 pub const SYMHEAP_CPA_NAME: &str = "pred+symheap";
 
 /// The certificate of [`PredSymHeap`].
-pub type SymHeapCertificate = Certificate<(Cube, SymHeap), (Precision, ())>;
+pub type SymHeapCertificate = Certificate<(SymHeap, Cube), ((), Precision)>;
 
-/// Predicate abstraction × symbolic heaps: the product of [`PredAbs`] and
-/// [`SymHeapCpa`], the symbolic heap's successors first (no Z3; none means the step is
-/// infeasible). Coverage is componentwise, so the components' laws carry over.
+/// Symbolic heaps × predicate abstraction: [`cpa::Product`](crate::cpa::Product) of
+/// [`SymHeapCpa`] and [`PredAbs`], so the symbolic heap's successors come first (no
+/// Z3; none means the step is infeasible), under its own name. Coverage is
+/// componentwise, so the components' laws carry over; the fingerprint is the
+/// symbolic heap's.
 #[derive(Debug)]
-pub struct PredSymHeap {
-    pub pred: PredAbs,
-    pub heap: SymHeapCpa,
-}
+pub struct PredSymHeap(pub Product<SymHeapCpa, PredAbs>);
 
 impl PredSymHeap {
     /// A fresh CPA (no caches) for `prog`; `timeout_ms` per abstraction query.
     pub fn new(prog: &Program, timeout_ms: u32) -> PredSymHeap {
-        PredSymHeap {
-            pred: PredAbs::new(timeout_ms),
-            heap: SymHeapCpa::new(prog),
-        }
+        PredSymHeap(Product(SymHeapCpa::new(prog), PredAbs::new(timeout_ms)))
     }
 }
 
 impl Cpa for PredSymHeap {
-    type State = (Cube, SymHeap);
-    type Prec = (Precision, ());
+    type State = (SymHeap, Cube);
+    type Prec = ((), Precision);
 
     fn name(&self) -> &'static str {
         SYMHEAP_CPA_NAME
     }
     fn initial(&self, prog: &Program, prec: &Self::Prec) -> Self::State {
-        (
-            self.pred.initial(prog, &prec.0),
-            self.heap.initial(prog, &()),
-        )
+        self.0.initial(prog, prec)
     }
     fn post(
         &self,
@@ -61,27 +54,16 @@ impl Cpa for PredSymHeap {
         to: Node,
         prec: &Self::Prec,
     ) -> Vec<Self::State> {
-        let heaps = self.heap.post(prog, &s.1, step, to, &());
-        if heaps.is_empty() {
-            return Vec::new();
-        }
-        let cubes = self.pred.post(prog, &s.0, step, to, &prec.0);
-        let mut out = Vec::with_capacity(heaps.len() * cubes.len());
-        for c in &cubes {
-            for h in &heaps {
-                out.push((c.clone(), h.clone()));
-            }
-        }
-        out
+        self.0.post(prog, s, step, to, prec)
     }
     fn covers(&self, t: &Self::State, s: &Self::State) -> bool {
-        self.pred.covers(&t.0, &s.0) && self.heap.covers(&t.1, &s.1)
+        self.0.covers(t, s)
     }
     fn adjust(&self, s: Self::State, at: Node, prec: &Self::Prec) -> Self::State {
-        (self.pred.adjust(s.0, at, &prec.0), s.1)
+        self.0.adjust(s, at, prec)
     }
     fn fingerprint(&self, s: &Self::State) -> Fingerprint {
-        self.heap.fingerprint(&s.1)
+        self.0 .0.fingerprint(&s.0)
     }
 }
 
@@ -89,7 +71,7 @@ impl Cpa for PredSymHeap {
 #[derive(Debug)]
 pub struct SymHeapAbstraction {
     cpa: PredSymHeap,
-    prec: (Precision, ()),
+    prec: ((), Precision),
     scope: PredScope,
     timeout_ms: u32,
     heap: SymHeapCpa,
@@ -99,7 +81,7 @@ impl SymHeapAbstraction {
     /// The abstraction of `prog` with the empty precision.
     pub fn new(prog: &Program, scope: PredScope, timeout_ms: u32) -> SymHeapAbstraction {
         let cpa = PredSymHeap::new(prog, timeout_ms);
-        let heap = cpa.heap.clone();
+        let heap = cpa.0 .0.clone();
         SymHeapAbstraction {
             cpa,
             prec: Default::default(),
@@ -117,26 +99,23 @@ impl Abstraction for SymHeapAbstraction {
         &self.cpa
     }
     fn checker(&self) -> PredSymHeap {
-        PredSymHeap {
-            pred: PredAbs::new(self.timeout_ms),
-            heap: self.heap.clone(),
-        }
+        PredSymHeap(Product(self.heap.clone(), PredAbs::new(self.timeout_ms)))
     }
-    fn precision(&self) -> &(Precision, ()) {
+    fn precision(&self) -> &((), Precision) {
         &self.prec
     }
     fn set_deadline(&self, deadline: Option<std::time::Instant>) {
-        self.cpa.pred.set_deadline(deadline);
+        self.cpa.0 .1.set_deadline(deadline);
     }
-    fn refine(&mut self, prog: &Program, input: &RefineInput<'_, (Cube, SymHeap)>) -> Refinement {
-        super::predicates::refine_predicates(prog, &mut self.prec.0, self.scope, 64, input, &|_| {
+    fn refine(&mut self, prog: &Program, input: &RefineInput<'_, (SymHeap, Cube)>) -> Refinement {
+        super::predicates::refine_predicates(prog, &mut self.prec.1, self.scope, 64, input, &|_| {
             true
         })
     }
     fn stats(&self) -> serde_json::Value {
-        let s = self.cpa.pred.stats();
+        let s = self.cpa.0 .1.stats();
         serde_json::json!({
-            "predicates": self.prec.0.preds.len(),
+            "predicates": self.prec.1.preds.len(),
             "z3_queries": s.z3_queries,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
         })
@@ -165,11 +144,11 @@ pub fn check_certificate(
             cert.cpa
         )));
     }
-    cert.precision.0.validate(prog).map_err(malformed)?;
-    let n = cert.precision.0.preds.len() as u32;
+    cert.precision.1.validate(prog).map_err(malformed)?;
+    let n = cert.precision.1.preds.len() as u32;
     let edges = prog.graph.edge_count();
     for node in &cert.nodes {
-        let (cube, heap) = &node.state;
+        let (heap, cube) = &node.state;
         if !cube.is_normal() || cube.0.iter().any(|(i, _)| *i >= n) {
             return Err(CertError::Node(node.id, "malformed predicate cube".into()));
         }
