@@ -38,6 +38,31 @@ fn is_int_var(prog: &Program, x: VarId) -> bool {
     prog.vars.get(x).is_some_and(|v| v.ty.is_int())
 }
 
+/// `v` as the value of an object of type `ty`: `Int` only when `ty` is an integer type
+/// that holds `v` unchanged (C would convert any other value on the assignment; the
+/// front end spells those conversions as casts, which [`eval_int`] checks, and this is
+/// the same guard where a value is stored, in case a conversion is left implicit).
+fn int_val(ty: Option<&Ty>, v: Option<i64>) -> Val {
+    let (Some(Ty::Int { bits, signed }), Some(v)) = (ty, v) else {
+        return Val::Unknown;
+    };
+    let bits = u32::from(*bits).min(63);
+    let fits = match (*signed, bits) {
+        (_, 0) => false,
+        (true, b) => v >= -(1i64 << (b - 1)) && v < (1i64 << (b - 1)),
+        (false, b) => v >= 0 && v < (1i64 << b),
+    };
+    if fits {
+        Val::Int(v)
+    } else {
+        Val::Unknown
+    }
+}
+
+fn var_ty(prog: &Program, x: VarId) -> Option<&Ty> {
+    prog.vars.get(x).map(|v| &v.ty)
+}
+
 /// Known integer values stay in the signed 32-bit range (the analysis never wraps).
 fn small(k: i128) -> Option<i64> {
     (i32::MIN as i128..=i32::MAX as i128)
@@ -281,7 +306,7 @@ impl Post<'_> {
                         let v = if is_ptr_var(prog, *p) {
                             value_of(prog, h, a).0
                         } else if is_int_var(prog, *p) {
-                            eval_int(prog, h, a).map_or(Val::Unknown, Val::Int)
+                            int_val(var_ty(prog, *p), eval_int(prog, h, a))
                         } else {
                             Val::Unknown
                         };
@@ -315,11 +340,12 @@ impl Post<'_> {
                     out.set(x, Val::Unknown);
                 }
                 if let Some(r) = ret {
-                    let fits = match v {
-                        Val::Int(_) => is_int_var(prog, *r),
-                        _ => is_ptr_var(prog, *r),
+                    let v = match v {
+                        Val::Int(k) => int_val(var_ty(prog, *r), Some(k)),
+                        v if is_ptr_var(prog, *r) => v,
+                        _ => Val::Unknown,
                     };
-                    out.set(*r, if fits { v } else { Val::Unknown });
+                    out.set(*r, v);
                 }
                 vec![out]
             }
@@ -343,7 +369,7 @@ impl Post<'_> {
                 if is_ptr_var(prog, *dst) {
                     out.set(*dst, value_of(prog, h, src).0);
                 } else if is_int_var(prog, *dst) {
-                    out.set(*dst, eval_int(prog, h, src).map_or(Val::Unknown, Val::Int));
+                    out.set(*dst, int_val(var_ty(prog, *dst), eval_int(prog, h, src)));
                 }
                 vec![out]
             }
@@ -360,7 +386,7 @@ impl Post<'_> {
                 };
                 if !is_ptr_var(prog, *dst) {
                     let v = match v {
-                        Some(Val::Int(x)) if is_int_var(prog, *dst) => Val::Int(x),
+                        Some(Val::Int(x)) => int_val(var_ty(prog, *dst), Some(x)),
                         _ => Val::Unknown,
                     };
                     s.set(*dst, v);
@@ -390,7 +416,12 @@ impl Post<'_> {
                 let v = if is_ptr_field {
                     value_of(prog, h, src).0
                 } else {
-                    eval_int(prog, h, src).map_or(Val::Unknown, Val::Int)
+                    let ty = prog
+                        .structs
+                        .get(field.strukt)
+                        .and_then(|d| d.fields.get(field.field))
+                        .map(|f| &f.ty);
+                    int_val(ty, eval_int(prog, h, src))
                 };
                 self.access(h, *ptr, *field, |mut s, k| {
                     if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
@@ -541,7 +572,7 @@ pub fn assume(prog: &Program, h: SymHeap, cond: &Expr, truth: bool) -> Vec<SymHe
                     if is_int_var(prog, *x) && h.get(*x) == Val::Unknown =>
                 {
                     if let Some(k) = eval_int(prog, &h, e) {
-                        h.set(*x, Val::Int(k));
+                        h.set(*x, int_val(var_ty(prog, *x), Some(k)));
                     }
                 }
                 _ => {}

@@ -108,6 +108,21 @@ fn a_segment_keeps_the_values_its_objects_were_given() {
     assert!(two, "{}", prog.file.display());
 }
 
+#[test]
+fn an_integer_that_its_variable_or_field_cannot_hold_is_not_kept() {
+    // 200 + 100 is 44 in an unsigned char (C converts on the assignment): keeping 300
+    // would make `c == 44` infeasible and hide the error (the front end writes the
+    // conversion as a cast, and the store checks the type again)
+    for body in [
+        "unsigned char c = 200; c = c + 100; if (c == 44) reach_error();",
+        "struct n { unsigned char c; } *x = malloc(sizeof(struct n)); if (!x) abort(); \
+         x->c = 300; if (x->c == 44) reach_error();",
+    ] {
+        let (_, _, out) = explore(&format!("int main() {{ {body} return 0; }}"));
+        assert!(matches!(out, BuildOutcome::Error(_)), "{body}: {out:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // concrete heaps
 
