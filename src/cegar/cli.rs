@@ -375,7 +375,9 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
             started.elapsed().as_secs_f64(),
             rep.verdict.line()
         ));
-        budget.map(|t| t - started.elapsed().as_secs_f64())
+        // what is left (a first phase that overran its share leaves a moment, so the
+        // second one still has a deadline and ends UNKNOWN at once)
+        budget.map(|t| (t - started.elapsed().as_secs_f64()).max(0.001))
     } else {
         budget
     };
@@ -389,7 +391,8 @@ pub fn verify_file(file: &Path, args: &VerifyArgs) -> Result<VerifyReport, i32> 
 
 /// The heap abstraction with three-valued structures (and promotion as `--promote`
 /// schedules it), or predicate abstraction alone: the rest of [`verify_file`], with
-/// `budget` seconds left of the run that started at `started`.
+/// `budget` seconds from now (the run as a whole started at `started`, which the
+/// reported total time counts from).
 fn verify_tvla(
     prog: &crate::cfa::Program,
     args: &VerifyArgs,
@@ -408,7 +411,8 @@ fn verify_tvla(
     let Some(promoted) = promoted else {
         return Ok(verify_unpromoted(prog, args, budget, jobs));
     };
-    let left = || budget.map(|t| t - started.elapsed().as_secs_f64());
+    let now = std::time::Instant::now();
+    let left = || budget.map(|t| t - now.elapsed().as_secs_f64());
     let mut what: Vec<String> = promoted
         .split
         .iter()
