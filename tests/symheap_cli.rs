@@ -202,3 +202,17 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
         }
     }
 }
+
+#[test]
+fn a_first_phase_past_the_whole_time_limit_leaves_the_second_a_deadline() {
+    // a regression: the time left after the symbolic heaps was passed on even when
+    // negative, which the second phase read as no limit at all (sll_length is SAFE
+    // with the three-valued domain in about 0.3 s, so without a deadline it answered)
+    use shapemc::cegar::cli::{verify_file, VerifyArgs};
+    let args = VerifyArgs {
+        timeout: Some(0.0001),
+        ..Default::default()
+    };
+    let rep = verify_file(&bench("sll_length.c"), &args).unwrap();
+    assert!(rep.verdict.out_of_time(), "{:?}", rep.verdict);
+}
