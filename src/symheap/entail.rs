@@ -47,12 +47,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
             if done[k] {
                 continue;
             }
-            let start = match a {
-                Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
-                Atom::Ls { from, .. } => *from,
-                Atom::Dls { first, .. } => *first,
-            };
-            match m.map.get(&start) {
+            match m.map.get(&a.start()) {
                 None => {
                     // a doubly-linked segment known by its last object only
                     let Atom::Dls {
@@ -155,14 +150,11 @@ impl Matcher<'_> {
 
     /// The unused atom of `s` whose piece starts at `j`.
     fn piece_at(&self, j: Id) -> Option<usize> {
-        self.s.atoms.iter().enumerate().find_map(|(k, a)| {
-            let first = match a {
-                Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
-                Atom::Ls { from, .. } => *from,
-                Atom::Dls { first, .. } => *first,
-            };
-            (first == j && !self.used[k]).then_some(k)
-        })
+        self.s
+            .atoms
+            .iter()
+            .enumerate()
+            .find_map(|(k, a)| (a.start() == j && !self.used[k]).then_some(k))
     }
 
     fn refs(&self, j: Id) -> usize {

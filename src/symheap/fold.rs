@@ -116,12 +116,8 @@ fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
         .atoms
         .iter()
         .enumerate()
-        .filter_map(|(k, a)| match a {
-            Atom::Pt { at, .. } => Some((*at, k)),
-            Atom::Ls { from, .. } => Some((*from, k)),
-            Atom::Dls { first, .. } => Some((*first, k)),
-            Atom::Block { .. } => None,
-        })
+        .filter(|(_, a)| !matches!(a, Atom::Block { .. }))
+        .map(|(k, a)| (a.start(), k))
         .collect();
     let rc1 = |i: Id, n: usize| rc.get(&i).copied().unwrap_or(0) == n;
     let mut structs: Vec<StructId> = h.atoms.iter().filter_map(|a| a.strukt()).collect();

@@ -117,6 +117,14 @@ pub enum Atom {
 }
 
 impl Atom {
+    /// The address of its first object (where a chain of pieces enters it).
+    pub fn start(&self) -> Id {
+        match self {
+            Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
+            Atom::Ls { from, .. } => *from,
+            Atom::Dls { first, .. } => *first,
+        }
+    }
     /// The ids this atom allocates (an object at that address belongs to it).
     pub fn addresses(&self) -> impl Iterator<Item = Id> {
         let (a, b) = match self {

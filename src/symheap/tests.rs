@@ -242,14 +242,6 @@ fn match_val(sig: &mut std::collections::HashMap<Id, Cv>, t: Val, v: Cv) -> bool
     }
 }
 
-fn start_of(a: &Atom) -> Id {
-    match a {
-        Atom::Pt { at, .. } | Atom::Block { at, .. } => *at,
-        Atom::Ls { from, .. } => *from,
-        Atom::Dls { first, .. } => *first,
-    }
-}
-
 /// One way an atom covers objects: the objects and the values it binds.
 type Way = (Vec<usize>, Vec<(Val, Cv)>);
 
@@ -262,7 +254,7 @@ fn search(
 ) -> bool {
     let pick = (0..h.atoms.len())
         .filter(|&k| !done[k])
-        .max_by_key(|&k| sig.contains_key(&start_of(&h.atoms[k])));
+        .max_by_key(|&k| sig.contains_key(&h.atoms[k].start()));
     let Some(k) = pick else {
         return h.neq.iter().all(|&(a, b)| {
             let v = |x: Val| match x {
@@ -277,7 +269,7 @@ fn search(
         });
     };
     let a = &h.atoms[k];
-    let starts: Vec<usize> = match sig.get(&start_of(a)) {
+    let starts: Vec<usize> = match sig.get(&a.start()) {
         Some(v) => c.live(*v).into_iter().collect(),
         None => (0..c.cells.len())
             .filter(|&i| c.live(Cv::Addr(i)).is_some())
