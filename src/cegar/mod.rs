@@ -911,8 +911,13 @@ where
             smt,
             ..Default::default()
         };
-        let analysis = refine_path(prog, &path, &iopts);
+        // every check of the analysis ends by the run's deadline
+        let analysis =
+            crate::smt::limit::within_deadline(self.deadline, || refine_path(prog, &path, &iopts));
         self.stats.time_path_analysis_s += t.elapsed().as_secs_f64();
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Next::GiveUp("time limit reached".into());
+        }
         match analysis {
             Err(e) => Next::GiveUp(format!(
                 "analysis of an error path of {} steps failed: {e}",

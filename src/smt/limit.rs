@@ -22,7 +22,10 @@
 //!   on, a trivial check on a scratch solver clears that, so a `sat` answer reached
 //!   just before the interrupt still has its model.
 //!
-//! The whole run's deadline is kept by [`crate::diag::start_watchdog`], not here.
+//! A caller may also bound every check of a piece of work by one deadline
+//! ([`within_deadline`]: a path analysis of many checks ends by the run's deadline,
+//! each check answering `unknown` once it is reached). The whole run's last resort is
+//! [`crate::diag::start_watchdog`].
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -117,13 +120,41 @@ thread_local! {
     };
 }
 
+thread_local! {
+    /// The deadline [`within_deadline`] set for this thread's checks.
+    static DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with every check of this thread ending by `deadline` (besides its own
+/// limit): a check started past it answers `unknown` at once. Nested calls keep the
+/// earlier deadline; the previous one is restored afterwards.
+pub fn within_deadline<R>(deadline: Option<Instant>, f: impl FnOnce() -> R) -> R {
+    let prev = DEADLINE.with(|d| d.get());
+    let next = match (prev, deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    DEADLINE.with(|d| d.set(next));
+    let r = f();
+    DEADLINE.with(|d| d.set(prev));
+    r
+}
+
 /// Runs `check` (a check on a solver of this thread's context) with at most `ms`
-/// milliseconds (0: no limit); see the module's guarantees.
+/// milliseconds (0: no limit) and not past the deadline of [`within_deadline`]; see
+/// the module's guarantees.
 pub fn limited(ms: u32, check: impl FnOnce() -> SatResult) -> SatResult {
-    if ms == 0 {
-        return check();
+    let now = Instant::now();
+    let deadline = DEADLINE.with(|d| d.get());
+    if deadline.is_some_and(|d| now >= d) {
+        return SatResult::Unknown;
     }
-    let until = Instant::now() + Duration::from_millis(ms.into());
+    let own = (ms > 0).then(|| now + Duration::from_millis(ms.into()));
+    let until = match (own, deadline) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return check(),
+    };
     let slot = MINE.with(|m| m.0.clone());
     {
         let mut s = lock(&slot);
@@ -194,6 +225,30 @@ mod tests {
                 s.assert(xs[i].eq(&xs[j]).not());
             }
         }
+    }
+
+    #[test]
+    fn a_deadline_bounds_checks_without_a_limit_of_their_own_and_nests() {
+        // no limit of its own (0), but the deadline 200 ms from now
+        let s = TimedSolver::new(Solver::new(), 0);
+        pigeons(&s, 12);
+        let t = Instant::now();
+        let r = within_deadline(Some(t + Duration::from_millis(200)), || s.check());
+        assert_eq!(r, SatResult::Unknown);
+        assert!(
+            t.elapsed() < Duration::from_millis(2000),
+            "{:?}",
+            t.elapsed()
+        );
+        // past the deadline a check answers unknown at once; an inner later deadline
+        // does not extend it, and the outer one is restored afterwards
+        let easy = TimedSolver::new(Solver::new(), 1000);
+        let past = Some(Instant::now() - Duration::from_millis(1));
+        let later = Some(Instant::now() + Duration::from_secs(60));
+        let inner = within_deadline(past, || within_deadline(later, || easy.check()));
+        assert_eq!(inner, SatResult::Unknown);
+        assert_eq!(within_deadline(later, || easy.check()), SatResult::Sat);
+        assert_eq!(easy.check(), SatResult::Sat);
     }
 
     #[test]
