@@ -189,6 +189,36 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
             }),
         ),
         (
+            "a precision naming a pointer field",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array().unwrap();
+                let d = a.iter().find(|x| x.get("Dls").is_some()).unwrap();
+                let next = d["Dls"]["next"].clone();
+                let strukt = d["Dls"]["strukt"].clone();
+                b["precision"][0]["split"] = json!([{ "strukt": strukt, "field": next }]);
+            }),
+        ),
+        (
+            "an object's value set on a pointer field",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array().unwrap();
+                let next =
+                    a.iter().find(|x| x.get("Dls").is_some()).unwrap()["Dls"]["next"].clone();
+                let a = b["nodes"][pt]["state"][0]["atoms"].as_array_mut().unwrap();
+                let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
+                p["Pt"]["data"] = json!([[next, [0, 1]]]);
+            }),
+        ),
+        (
+            "an object's value set of one value (not in normal form)",
+            Box::new(move |b| {
+                let a = b["nodes"][pt]["state"][0]["atoms"].as_array_mut().unwrap();
+                let p = a.iter_mut().find(|x| x.get("Pt").is_some()).unwrap();
+                p["Pt"]["fields"][0] = json!("Unknown");
+                p["Pt"]["data"] = json!([[0, [7]]]);
+            }),
+        ),
+        (
             "another CPA's name",
             Box::new(|b| b["cpa"] = json!("predabs")),
         ),

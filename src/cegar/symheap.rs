@@ -2,10 +2,11 @@
 //! ([`crate::symheap`]) under the CEGAR loop of [`super::model_check`], and the
 //! check of its certificates.
 //!
-//! The symbolic-heap domain has no precision of its own (its abstraction is the fixed
-//! folding of [`crate::symheap::fold`]); refinement adds predicates from the
-//! interpolants as with `--domains pred`. A path the predicates cannot rule out ends
-//! the run UNKNOWN ("the refinement learned nothing"), never with a guess.
+//! Refinement adds predicates from the interpolants as with `--domains pred`, and the
+//! integer fields the interpolants read to the symbolic heap's precision
+//! ([`SymPrec`]: folding keeps pieces apart that differ on such a field). A path
+//! neither can rule out ends the run UNKNOWN ("the refinement learned nothing"),
+//! never with a guess.
 
 use super::{Abstraction, RefineInput, Refinement};
 use crate::cert::{check_until, CertError, Certificate};
@@ -13,13 +14,14 @@ use crate::cfa::{Node, Program, Step};
 use crate::cpa::{Cpa, Fingerprint, Product};
 use crate::predabs::{Cube, Precision, PredAbs, PredScope};
 use crate::symheap::cpa::SymHeapCpa;
+use crate::symheap::fold::SymPrec;
 use crate::symheap::SymHeap;
 
 /// The name of [`PredSymHeap`] in certificates.
 pub const SYMHEAP_CPA_NAME: &str = "pred+symheap";
 
 /// The certificate of [`PredSymHeap`].
-pub type SymHeapCertificate = Certificate<(SymHeap, Cube), ((), Precision)>;
+pub type SymHeapCertificate = Certificate<(SymHeap, Cube), (SymPrec, Precision)>;
 
 /// Symbolic heaps × predicate abstraction: [`cpa::Product`](crate::cpa::Product) of
 /// [`SymHeapCpa`] and [`PredAbs`], so the symbolic heap's successors come first (no
@@ -38,7 +40,7 @@ impl PredSymHeap {
 
 impl Cpa for PredSymHeap {
     type State = (SymHeap, Cube);
-    type Prec = ((), Precision);
+    type Prec = (SymPrec, Precision);
 
     fn name(&self) -> &'static str {
         SYMHEAP_CPA_NAME
@@ -71,7 +73,7 @@ impl Cpa for PredSymHeap {
 #[derive(Debug)]
 pub struct SymHeapAbstraction {
     cpa: PredSymHeap,
-    prec: ((), Precision),
+    prec: (SymPrec, Precision),
     scope: PredScope,
     timeout_ms: u32,
     heap: SymHeapCpa,
@@ -101,16 +103,58 @@ impl Abstraction for SymHeapAbstraction {
     fn checker(&self) -> PredSymHeap {
         PredSymHeap(Product(self.heap.clone(), PredAbs::new(self.timeout_ms)))
     }
-    fn precision(&self) -> &((), Precision) {
+    fn precision(&self) -> &(SymPrec, Precision) {
         &self.prec
     }
     fn set_deadline(&self, deadline: Option<std::time::Instant>) {
         self.cpa.0 .1.set_deadline(deadline);
     }
     fn refine(&mut self, prog: &Program, input: &RefineInput<'_, (SymHeap, Cube)>) -> Refinement {
-        super::predicates::refine_predicates(prog, &mut self.prec.1, self.scope, 64, input, &|_| {
-            true
-        })
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            trace_path(prog, &self.heap, &self.prec.0, input);
+        }
+        let mut r = super::predicates::refine_predicates(
+            prog,
+            &mut self.prec.1,
+            self.scope,
+            64,
+            input,
+            &|_| true,
+        );
+        // an integer field the interpolants read is tracked from now on; one that
+        // was tracked already keeps pieces apart
+        let mut fields = std::collections::BTreeSet::new();
+        for item in &input.interpolants.items {
+            for a in &item.atoms {
+                fields.extend(a.fields.iter().copied());
+            }
+        }
+        let mut added = Vec::new();
+        let prec = &mut self.prec.0;
+        for f in fields {
+            let def = prog.structs.get(f.strukt);
+            let field = def.and_then(|d| d.fields.get(f.field));
+            if !field.is_some_and(|d| d.ty.is_int()) {
+                continue;
+            }
+            let name = format!(
+                "{}.{}",
+                def.map_or("?", |d| d.name.as_str()),
+                field.map_or("?", |d| d.name.as_str())
+            );
+            if prec.track.insert(f) {
+                added.push(format!("track {name}"));
+            } else if prec.split.insert(f) {
+                added.push(format!("fold apart on {name}"));
+            }
+        }
+        if !added.is_empty() {
+            // folding changes everywhere: rebuild from the root
+            r.pivot = Some(0);
+            r.added.extend(added);
+            r.unhandled.clear();
+        }
+        r
     }
     fn stats(&self) -> serde_json::Value {
         let s = self.cpa.0 .1.stats();
@@ -119,6 +163,40 @@ impl Abstraction for SymHeapAbstraction {
             "z3_queries": s.z3_queries,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
         })
+    }
+}
+
+/// Logs (debug) the symbolic heaps along a path to refine: every state the heap
+/// domain reaches after each step (at most four shown), so that a reader sees where a
+/// fact was lost.
+fn trace_path(
+    prog: &Program,
+    heap: &SymHeapCpa,
+    prec: &SymPrec,
+    input: &RefineInput<'_, (SymHeap, Cube)>,
+) {
+    let mut states = vec![heap.initial(prog, prec)];
+    for (i, step) in input.path.iter().enumerate() {
+        let Some(&to) = input.locs.get(i + 1) else {
+            break;
+        };
+        let mut next: Vec<SymHeap> = Vec::new();
+        for s in &states {
+            for t in heap.post(prog, s, *step, to, prec) {
+                if !next.contains(&t) {
+                    next.push(t);
+                }
+            }
+        }
+        states = next;
+        let src = prog.graph.node_weight(to).map(|l| l.src.to_string());
+        let shown: Vec<String> = states.iter().take(4).map(|s| s.render(prog)).collect();
+        tracing::debug!(
+            "symheap path step {i} to {} ({} states): {}",
+            src.unwrap_or_default(),
+            states.len(),
+            shown.join("  |  ")
+        );
     }
 }
 
@@ -144,6 +222,7 @@ pub fn check_certificate(
             cert.cpa
         )));
     }
+    cert.precision.0.validate(prog).map_err(malformed)?;
     cert.precision.1.validate(prog).map_err(malformed)?;
     let n = cert.precision.1.preds.len() as u32;
     let edges = prog.graph.edge_count();

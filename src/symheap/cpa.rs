@@ -1,8 +1,9 @@
 //! The symbolic-heap CPA: [`SymHeap`] states, the transfer of [`super::post`]
-//! followed by folding, entailment as coverage, no precision of its own.
+//! followed by folding (under the precision [`SymPrec`]), entailment as coverage.
 
+use super::fold::SymPrec;
 use super::{entail, fold, post, SymHeap, Val};
-use crate::cfa::{Node, Program, Scope, Step, VarId};
+use crate::cfa::{FieldRef, Node, Program, Scope, Step, VarId};
 use crate::cpa::{Cpa, Fingerprint};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 /// The symbolic-heap CPA over one program. The laws of [`Cpa`] hold: the post
 /// over-approximates (unfolding is exact, folding and forgetting dead variables only
 /// forget, anything not modelled is ⊤), coverage is [`entail::entails`] (reflexive;
-/// sound), and there is no precision adjustment.
+/// sound), and the precision ([`SymPrec`]) only chooses what folding keeps apart.
 #[derive(Clone, Debug)]
 pub struct SymHeapCpa {
     /// Live local variables per location ([`crate::cfa::live::live_vars`]): a pointer
@@ -54,33 +55,116 @@ impl SymHeapCpa {
 }
 
 impl SymHeapCpa {
-    /// `h` without integer variables and with only the program's constants in fields
-    /// (at loop heads).
-    fn widen(&self, prog: &Program, mut h: SymHeap) -> SymHeap {
+    /// `h` without integer variables, and with values only of the fields `prec`
+    /// tracks and only the program's constants there (at loop heads).
+    fn widen(&self, prog: &Program, prec: &SymPrec, mut h: SymHeap) -> SymHeap {
         h.vars
             .retain(|&(x, _)| !prog.vars.get(x).is_some_and(|v| v.ty.is_int()));
+        let tracked = |strukt, field| prec.track.contains(&FieldRef { strukt, field });
         for a in &mut h.atoms {
             match a {
-                super::Atom::Pt { fields, .. } => {
-                    for v in fields.iter_mut() {
-                        if matches!(v, Val::Int(k) if !self.consts.contains(k)) {
+                super::Atom::Pt {
+                    fields,
+                    strukt,
+                    data,
+                    ..
+                } => {
+                    for (f, v) in fields.iter_mut().enumerate() {
+                        if matches!(v, Val::Int(k) if !self.consts.contains(k) || !tracked(*strukt, f))
+                        {
                             *v = Val::Unknown;
                         }
                     }
+                    data.retain(|(f, ks)| {
+                        tracked(*strukt, *f) && ks.iter().all(|k| self.consts.contains(k))
+                    });
                 }
-                super::Atom::Ls { data, .. } | super::Atom::Dls { data, .. } => {
+                super::Atom::Ls { data, strukt, .. } | super::Atom::Dls { data, strukt, .. } => {
                     // a fact with another value is dropped whole (a smaller set
                     // would claim more)
-                    data.retain(|(_, ks)| ks.iter().all(|k| self.consts.contains(k)));
+                    data.retain(|(f, ks)| {
+                        tracked(*strukt, *f) && ks.iter().all(|k| self.consts.contains(k))
+                    });
                 }
                 super::Atom::Block { .. } => {}
             }
+        }
+        for r in prec.track.difference(&prec.split) {
+            pool_values(&mut h, *r);
         }
         h
     }
 }
 
-/// The integer literals of `prog`'s operations, and 0.
+/// Gives every piece of `r.strukt` that has a value or value set for field `r.field`
+/// the union of all of them in `h` (sound: each set only grows). Objects read once
+/// then no longer multiply the states by their values; a field the precision splits
+/// on keeps its exact values instead.
+pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
+    use super::Atom;
+    let mut pool = BTreeSet::new();
+    for a in &h.atoms {
+        match a {
+            Atom::Pt {
+                strukt,
+                fields,
+                data,
+                ..
+            } if *strukt == r.strukt => {
+                if let Some(Val::Int(k)) = fields.get(r.field) {
+                    pool.insert(*k);
+                }
+                data.iter()
+                    .filter(|(f, _)| *f == r.field)
+                    .for_each(|(_, ks)| pool.extend(ks));
+            }
+            Atom::Ls { strukt, data, .. } | Atom::Dls { strukt, data, .. }
+                if *strukt == r.strukt =>
+            {
+                data.iter()
+                    .filter(|(f, _)| *f == r.field)
+                    .for_each(|(_, ks)| pool.extend(ks));
+            }
+            _ => {}
+        }
+    }
+    if pool.len() < 2 {
+        return;
+    }
+    let pool: Vec<i64> = pool.into_iter().collect();
+    for a in &mut h.atoms {
+        match a {
+            Atom::Pt {
+                strukt,
+                fields,
+                data,
+                ..
+            } if *strukt == r.strukt => {
+                let has = matches!(fields.get(r.field), Some(Val::Int(_)))
+                    || data.iter().any(|(f, _)| *f == r.field);
+                if has {
+                    fields[r.field] = Val::Unknown;
+                    data.retain(|(f, _)| *f != r.field);
+                    data.push((r.field, pool.clone()));
+                    data.sort();
+                }
+            }
+            Atom::Ls { strukt, data, .. } | Atom::Dls { strukt, data, .. }
+                if *strukt == r.strukt =>
+            {
+                for (f, ks) in data.iter_mut() {
+                    if *f == r.field {
+                        *ks = pool.clone();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The integer literals of `prog`'s operations, and 0 and 1 (the values of a
+/// comparison).
 fn program_constants(prog: &Program) -> BTreeSet<i64> {
     fn walk(e: &crate::cfa::Expr, out: &mut BTreeSet<i64>) {
         use crate::cfa::Expr;
@@ -96,7 +180,7 @@ fn program_constants(prog: &Program) -> BTreeSet<i64> {
             }
         }
     }
-    let mut out = BTreeSet::from([0]);
+    let mut out = BTreeSet::from([0, 1]);
     for e in prog.graph.edge_weights() {
         match &e.op {
             crate::cfa::Op::Assign { src, .. } | crate::cfa::Op::Store { src, .. } => {
@@ -112,20 +196,28 @@ fn program_constants(prog: &Program) -> BTreeSet<i64> {
 
 impl Cpa for SymHeapCpa {
     type State = SymHeap;
-    type Prec = ();
+    type Prec = SymPrec;
 
     fn name(&self) -> &'static str {
         "symheap"
     }
-    fn initial(&self, _prog: &Program, _prec: &()) -> SymHeap {
+    fn initial(&self, _prog: &Program, _prec: &SymPrec) -> SymHeap {
         SymHeap::initial()
     }
-    fn post(&self, prog: &Program, s: &SymHeap, step: Step, to: Node, _prec: &()) -> Vec<SymHeap> {
+    fn post(
+        &self,
+        prog: &Program,
+        s: &SymHeap,
+        step: Step,
+        to: Node,
+        prec: &SymPrec,
+    ) -> Vec<SymHeap> {
         let mut out: Vec<SymHeap> = Vec::new();
-        for h in (post::Post { prog }).post(s, step) {
+        let narrow = &prec.track;
+        for h in (post::Post { prog, narrow }).post(s, step) {
             let h = self.forget_dead(prog, h, to);
             let h = if self.fold_at.contains(&to) {
-                fold::fold(prog, self.widen(prog, h))
+                fold::fold_with(prog, prec, self.widen(prog, prec, h))
             } else {
                 fold::bounded(h.canonical())
             };

@@ -111,9 +111,12 @@ impl Matcher<'_> {
     /// Whether the piece `k` of `s` has the integer facts [`Matcher::want`] names.
     fn satisfies(&self, k: usize) -> bool {
         self.want.iter().all(|(f, ks)| match &self.s.atoms[k] {
-            Atom::Pt { fields, .. } => {
-                matches!(fields.get(*f), Some(Val::Int(v)) if ks.contains(v))
-            }
+            Atom::Pt { fields, data, .. } => match fields.get(*f) {
+                Some(Val::Int(v)) => ks.contains(v),
+                _ => data
+                    .iter()
+                    .any(|(g, ks2)| g == f && ks2.iter().all(|v| ks.contains(v))),
+            },
             Atom::Ls { data, .. } | Atom::Dls { data, .. } => data
                 .iter()
                 .any(|(g, ks2)| g == f && ks2.iter().all(|v| ks.contains(v))),
@@ -168,6 +171,7 @@ impl Matcher<'_> {
                 strukt,
                 fields,
                 heap,
+                data,
                 ..
             } => {
                 let Some(k) = self.piece_at(j) else {
@@ -185,8 +189,13 @@ impl Matcher<'_> {
                 if s2 != strukt || f2.len() != fields.len() || h2 != heap {
                     return false;
                 }
-                self.used[k] = true;
                 let f2 = f2.clone();
+                // the covering object's value sets hold of the covered one
+                self.want = data.clone();
+                if !self.satisfies(k) {
+                    return false;
+                }
+                self.used[k] = true;
                 fields.iter().zip(f2).all(|(tv, sv)| self.val(*tv, sv))
             }
             Atom::Block { heap, .. } => match self.piece_at(j) {
@@ -448,6 +457,7 @@ impl Matcher<'_> {
                     strukt: s2,
                     fields,
                     heap: true,
+                    ..
                 } if *at == cur && *s2 == strukt => {
                     Some((k, cur, *fields.get(prev)?, *fields.get(next)?, 1))
                 }

@@ -7,16 +7,80 @@
 //! the two pieces (a doubly-linked list whose merge must wait for a third object).
 //! Folding only forgets (a segment represents every chain it was made of), so it is
 //! sound whatever it folds; it is what keeps the states finite.
+//!
+//! The precision ([`SymPrec`]) names the integer fields whose values are kept at loop
+//! heads (elsewhere every known value is kept) and, of those, the fields that separate
+//! pieces: two pieces whose facts about such a field differ are not merged, so that a
+//! segment of white objects and the one blue object after it stay apart. The
+//! refinement tracks a field when an interpolant first speaks of it, and splits on it
+//! when one does again.
 
 use super::{Atom, Facts, Id, SymHeap, Val, MAX_ATOMS};
-use crate::cfa::{Program, StructId};
-use std::collections::HashMap;
+use crate::cfa::{FieldRef, Program, StructId};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
 
-/// The canonical, folded form of `h`; ⊤ when more than [`MAX_ATOMS`] atoms remain.
+/// The symbolic heap's precision: the integer fields whose values are kept across
+/// loop heads, and those whose values keep pieces apart when folding. Any precision
+/// gives a sound abstraction (widening and folding only forget); a larger one forgets
+/// less.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SymPrec {
+    /// Integer fields whose values (objects' and segments' facts) survive a loop head.
+    pub track: BTreeSet<FieldRef>,
+    /// Integer fields on which merged pieces must agree.
+    pub split: BTreeSet<FieldRef>,
+}
+
+impl SymPrec {
+    /// Whether two pieces of struct `s` with facts `a` and `b` may merge: they agree on
+    /// every split field of `s` (both without a fact, or the same values).
+    pub fn agree(&self, s: StructId, a: &Facts, b: &Facts) -> bool {
+        let get = |d: &Facts, f: usize| d.iter().find(|(g, _)| *g == f).map(|(_, ks)| ks.clone());
+        self.split
+            .range(
+                FieldRef {
+                    strukt: s,
+                    field: 0,
+                }..=FieldRef {
+                    strukt: s,
+                    field: usize::MAX,
+                },
+            )
+            .all(|r| get(a, r.field) == get(b, r.field))
+    }
+
+    /// Checks that every split field is an integer field of a struct of `prog` (for
+    /// certificates).
+    pub fn validate(&self, prog: &Program) -> Result<(), String> {
+        for r in self.track.iter().chain(&self.split) {
+            let ok = prog
+                .structs
+                .get(r.strukt)
+                .and_then(|d| d.fields.get(r.field))
+                .is_some_and(|f| f.ty.is_int());
+            if !ok {
+                return Err(format!(
+                    "precision field {}.{} is no integer field",
+                    r.strukt, r.field
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The canonical, folded form of `h` under the empty precision.
 pub fn fold(prog: &Program, h: SymHeap) -> SymHeap {
+    fold_with(prog, &SymPrec::default(), h)
+}
+
+/// The canonical, folded form of `h` (pieces merge only where `prec` lets them); ⊤
+/// when more than [`MAX_ATOMS`] atoms remain.
+pub fn fold_with(prog: &Program, prec: &SymPrec, h: SymHeap) -> SymHeap {
     let mut h = h.canonical();
     while !h.top {
-        match merge_once(prog, &h) {
+        match merge_once(prog, prec, &h) {
             Some(next) => h = next.canonical(),
             None => break,
         }
@@ -36,14 +100,19 @@ pub fn bounded(h: SymHeap) -> SymHeap {
 /// facts (ascending by field).
 pub fn piece_data(a: &Atom) -> Facts {
     match a {
-        Atom::Pt { fields, .. } => fields
-            .iter()
-            .enumerate()
-            .filter_map(|(f, v)| match v {
-                Val::Int(k) => Some((f, vec![*k])),
-                _ => None,
-            })
-            .collect(),
+        Atom::Pt { fields, data, .. } => {
+            let mut out: Facts = fields
+                .iter()
+                .enumerate()
+                .filter_map(|(f, v)| match v {
+                    Val::Int(k) => Some((f, vec![*k])),
+                    _ => None,
+                })
+                .chain(data.iter().cloned())
+                .collect();
+            out.sort();
+            out
+        }
         Atom::Ls { data, .. } | Atom::Dls { data, .. } => data.clone(),
         Atom::Block { .. } => Vec::new(),
     }
@@ -94,6 +163,7 @@ fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
             strukt,
             fields,
             heap: true,
+            ..
         } if *strukt == s => Some((*at, *fields.get(prev)?, *at, *fields.get(next)?, false)),
         Atom::Dls {
             strukt,
@@ -109,8 +179,41 @@ fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
     }
 }
 
-/// One merge, if any applies: doubly-linked first, then singly-linked.
-fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
+/// When a state has more than this many pieces of one struct, folding merges them
+/// whatever the precision says (a list of alternating values would otherwise grow a
+/// piece per value).
+pub const SPLIT_BUDGET: usize = 6;
+
+/// One merge, if any applies: under `prec`, then, for a struct with more than
+/// [`SPLIT_BUDGET`] pieces, under the empty precision.
+fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
+    if let Some(out) = merge_under(prog, prec, h) {
+        return Some(out);
+    }
+    if prec.split.is_empty() {
+        return None;
+    }
+    let mut count: HashMap<StructId, usize> = HashMap::new();
+    for s in h.atoms.iter().filter_map(|a| a.strukt()) {
+        *count.entry(s).or_default() += 1;
+    }
+    let relaxed = SymPrec {
+        track: prec.track.clone(),
+        split: prec
+            .split
+            .iter()
+            .filter(|r| count.get(&r.strukt).copied().unwrap_or(0) <= SPLIT_BUDGET)
+            .copied()
+            .collect(),
+    };
+    if relaxed == *prec {
+        return None;
+    }
+    merge_under(prog, &relaxed, h)
+}
+
+/// One merge under `prec`, if any applies: doubly-linked first, then singly-linked.
+fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     let rc = h.refcounts();
     let by_first: HashMap<Id, usize> = h
         .atoms
@@ -130,7 +233,7 @@ fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
                 if next == prev {
                     continue;
                 }
-                if let Some(out) = merge_dll(h, s, next, prev, &by_first, &rc1) {
+                if let Some(out) = merge_dll(h, prec, (s, next, prev), &by_first, &rc1) {
                     return Some(out);
                 }
             }
@@ -138,7 +241,7 @@ fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
     }
     for &s in &structs {
         for link in self_links(prog, s) {
-            if let Some(out) = merge_sll(h, s, link, &by_first, &rc1) {
+            if let Some(out) = merge_sll(h, prec, (s, link), &by_first, &rc1) {
                 return Some(out);
             }
         }
@@ -148,9 +251,8 @@ fn merge_once(prog: &Program, h: &SymHeap) -> Option<SymHeap> {
 
 fn merge_dll(
     h: &SymHeap,
-    s: StructId,
-    next: usize,
-    prev: usize,
+    prec: &SymPrec,
+    (s, next, prev): (StructId, usize, usize),
     by_first: &HashMap<Id, usize>,
     rc1: &dyn Fn(Id, usize) -> bool,
 ) -> Option<SymHeap> {
@@ -198,6 +300,13 @@ fn merge_dll(
             }
             (vec![k1, k2, k3], p1.0, p1.1, p3.2, p3.3)
         };
+        let d0 = piece_data(&h.atoms[k1]);
+        if remove
+            .iter()
+            .any(|&k| !prec.agree(s, &d0, &piece_data(&h.atoms[k])))
+        {
+            continue;
+        }
         let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
         let mut out = h.clone();
         let mut remove = remove;
@@ -228,6 +337,7 @@ fn sll_piece(a: &Atom, s: StructId, link: usize) -> Option<(Id, Val, Vec<Val>)> 
             strukt,
             fields,
             heap: true,
+            ..
         } if *strukt == s => {
             let to = *fields.get(link)?;
             let others = fields
@@ -251,8 +361,8 @@ fn sll_piece(a: &Atom, s: StructId, link: usize) -> Option<(Id, Val, Vec<Val>)> 
 
 fn merge_sll(
     h: &SymHeap,
-    s: StructId,
-    link: usize,
+    prec: &SymPrec,
+    (s, link): (StructId, usize),
     by_first: &HashMap<Id, usize>,
     rc1: &dyn Fn(Id, usize) -> bool,
 ) -> Option<SymHeap> {
@@ -271,7 +381,9 @@ fn merge_sll(
             continue;
         }
         let inside = |v: &Val| *v == Val::Id(a1) || *v == Val::Id(b);
-        if others1.iter().chain(&others2).any(inside) {
+        if others1.iter().chain(&others2).any(inside)
+            || !prec.agree(s, &piece_data(a), &piece_data(&h.atoms[k2]))
+        {
             continue;
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());

@@ -77,7 +77,8 @@ pub type Facts = Vec<(usize, Vec<i64>)>;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Atom {
     /// One object of struct `strukt` at `at`; `fields[i]` is field `i`'s value
-    /// (`Unknown` for integer fields).
+    /// (`Unknown`: any value, or, for an integer field `f` with a fact `(f, ks)` in
+    /// `data`, one of `ks`).
     Pt {
         at: Id,
         strukt: StructId,
@@ -85,6 +86,10 @@ pub enum Atom {
         /// Allocated by `malloc`/`calloc` (false: a stack or static object, which
         /// `free` must not be given and folding leaves alone).
         heap: bool,
+        /// Value sets (at least two values) of integer fields whose value is
+        /// `Unknown` in `fields`, ascending by field.
+        #[serde(default)]
+        data: Facts,
     },
     /// One allocated object of another type (no fields followed).
     Block { at: Id, heap: bool },
@@ -366,6 +371,11 @@ impl SymHeap {
         if self.top {
             return SymHeap::top();
         }
+        for a in &mut self.atoms {
+            if let Atom::Pt { fields, data, .. } = a {
+                normalize_pt(fields, data);
+            }
+        }
         // reachable atoms
         let mut seen_atom = vec![false; self.atoms.len()];
         let mut order: Vec<Id> = Vec::new();
@@ -526,7 +536,18 @@ impl SymHeap {
         let mut addrs = std::collections::HashSet::new();
         for a in &self.atoms {
             match a {
-                Atom::Pt { strukt, fields, .. } => {
+                Atom::Pt {
+                    strukt,
+                    fields,
+                    data,
+                    ..
+                } => {
+                    check_data(prog, *strukt, data)?;
+                    let mut norm = (fields.clone(), data.clone());
+                    normalize_pt(&mut norm.0, &mut norm.1);
+                    if norm != (fields.clone(), data.clone()) {
+                        return Err("an object's value set is not in normal form".into());
+                    }
                     let Some(d) = prog.structs.get(*strukt) else {
                         return Err(format!("struct {strukt} does not exist"));
                     };
@@ -631,6 +652,7 @@ impl SymHeap {
                     strukt,
                     fields,
                     heap,
+                    data,
                 } => {
                     let fs: Vec<String> = fields
                         .iter()
@@ -639,7 +661,7 @@ impl SymHeap {
                         .map(|(f, x)| format!("{}:{}", field(*strukt, f), v(x)))
                         .collect();
                     let kind = if *heap { "" } else { "stack " };
-                    format!("{kind}#{at}↦{{{}}}", fs.join(","))
+                    format!("{kind}#{at}↦{{{}}}{}", fs.join(","), facts(*strukt, data))
                 }
                 Atom::Block { at, .. } => format!("#{at}↦□"),
                 Atom::Ls {
@@ -685,6 +707,19 @@ impl SymHeap {
             neq.join(" ")
         )
     }
+}
+
+/// An object's value sets in normal form: a set of one value is that value, and a
+/// field with a known value or no values has no set.
+pub fn normalize_pt(fields: &mut [Val], data: &mut Facts) {
+    data.retain(|(f, ks)| match (fields.get(*f), ks.as_slice()) {
+        (Some(Val::Unknown), [k]) => {
+            fields[*f] = Val::Int(*k);
+            false
+        }
+        (Some(Val::Unknown), ks) => !ks.is_empty(),
+        _ => false,
+    });
 }
 
 /// A segment's integer facts name integer fields of its struct, ascending, once.

@@ -117,6 +117,29 @@ pub fn eval_int(prog: &Program, h: &SymHeap, e: &Expr) -> Option<i64> {
     }
 }
 
+/// The values `e` may have in `h` as far as the domain keeps them: its exact value
+/// ([`eval_int`]); 0 and 1 for a comparison or `!` whose value is not known (C gives
+/// an `int` that is one of them); else one unknown value (`None`).
+pub fn int_choices(prog: &Program, h: &SymHeap, e: &Expr) -> Vec<Option<i64>> {
+    if let Some(v) = eval_int(prog, h, e) {
+        return vec![Some(v)];
+    }
+    let boolean = matches!(
+        e,
+        Expr::Unary(UnOp::Not, _)
+            | Expr::Binary(
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge,
+                _,
+                _
+            )
+    );
+    if boolean {
+        vec![Some(0), Some(1)]
+    } else {
+        vec![None]
+    }
+}
+
 /// The states in which id `i` is the address of a single-object atom (`Pt` or
 /// `Block`): a segment starting (or, doubly linked, ending) at `i` is unfolded into
 /// its first (last) object and the rest, one state for "the segment is this one
@@ -125,11 +148,21 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
     let k = h.atom_at(i)?;
     let atom = h.atoms[k].clone();
     let mut out = Vec::new();
-    let pt = |at: Id, strukt, fields: Vec<Val>| Atom::Pt {
-        at,
-        strukt,
-        fields,
-        heap: true,
+    // an object of a segment: the segment's facts become its value sets
+    let pt = |at: Id, strukt, mut fields: Vec<Val>, data: &Facts| {
+        let mut data: Facts = data
+            .iter()
+            .filter(|(f, _)| *f < fields.len())
+            .cloned()
+            .collect();
+        super::normalize_pt(&mut fields, &mut data);
+        Atom::Pt {
+            at,
+            strukt,
+            fields,
+            heap: true,
+            data,
+        }
     };
     match atom {
         Atom::Pt { .. } | Atom::Block { .. } => out.push(h.clone()),
@@ -142,27 +175,26 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
         } => {
             let width = struct_width(prog, strukt).max(link + 1);
             let n = h.fresh();
-            for base in data_cells(width, &data) {
-                // exactly one object
-                let mut one = h.clone();
-                let mut f = base.clone();
-                f[link] = to;
-                one.atoms[k] = pt(from, strukt, f);
-                out.push(one);
-                // more: from ↦ n * ls(n, to)
-                let mut more = h.clone();
-                let mut f = base;
-                f[link] = Val::Id(n);
-                more.atoms[k] = pt(from, strukt, f);
-                more.atoms.push(Atom::Ls {
-                    strukt,
-                    link,
-                    from: n,
-                    to,
-                    data: data.clone(),
-                });
-                out.push(more);
-            }
+            let base = vec![Val::Unknown; width];
+            // exactly one object
+            let mut one = h.clone();
+            let mut f = base.clone();
+            f[link] = to;
+            one.atoms[k] = pt(from, strukt, f, &data);
+            out.push(one);
+            // more: from ↦ n * ls(n, to)
+            let mut more = h.clone();
+            let mut f = base;
+            f[link] = Val::Id(n);
+            more.atoms[k] = pt(from, strukt, f, &data);
+            more.atoms.push(Atom::Ls {
+                strukt,
+                link,
+                from: n,
+                to,
+                data: data.clone(),
+            });
+            out.push(more);
         }
         Atom::Dls {
             strukt,
@@ -175,79 +207,49 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             data,
         } => {
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
-            let bases = data_cells(width, &data);
-            let cell = |base: &Vec<Val>, n: Val, p: Val| {
-                let mut f = base.clone();
+            let cell = |n: Val, p: Val| {
+                let mut f = vec![Val::Unknown; width];
                 f[next] = n;
                 f[prev] = p;
                 f
             };
             // exactly two objects
-            for b1 in &bases {
-                for b2 in &bases {
-                    let mut two = h.clone();
-                    two.atoms[k] = pt(first, strukt, cell(b1, Val::Id(last), back));
-                    two.atoms
-                        .push(pt(last, strukt, cell(b2, fwd, Val::Id(first))));
-                    out.push(two);
-                }
-            }
+            let mut two = h.clone();
+            two.atoms[k] = pt(first, strukt, cell(Val::Id(last), back), &data);
+            two.atoms
+                .push(pt(last, strukt, cell(fwd, Val::Id(first)), &data));
+            out.push(two);
             let n = h.fresh();
-            for b in &bases {
-                let mut more = h.clone();
-                if i == first {
-                    more.atoms[k] = pt(first, strukt, cell(b, Val::Id(n), back));
-                    more.atoms.push(Atom::Dls {
-                        strukt,
-                        next,
-                        prev,
-                        first: n,
-                        back: Val::Id(first),
-                        last,
-                        fwd,
-                        data: data.clone(),
-                    });
-                } else {
-                    more.atoms[k] = pt(last, strukt, cell(b, fwd, Val::Id(n)));
-                    more.atoms.push(Atom::Dls {
-                        strukt,
-                        next,
-                        prev,
-                        first,
-                        back,
-                        last: n,
-                        fwd: Val::Id(last),
-                        data: data.clone(),
-                    });
-                }
-                out.push(more);
+            let mut more = h.clone();
+            if i == first {
+                more.atoms[k] = pt(first, strukt, cell(Val::Id(n), back), &data);
+                more.atoms.push(Atom::Dls {
+                    strukt,
+                    next,
+                    prev,
+                    first: n,
+                    back: Val::Id(first),
+                    last,
+                    fwd,
+                    data: data.clone(),
+                });
+            } else {
+                more.atoms[k] = pt(last, strukt, cell(fwd, Val::Id(n)), &data);
+                more.atoms.push(Atom::Dls {
+                    strukt,
+                    next,
+                    prev,
+                    first,
+                    back,
+                    last: n,
+                    fwd: Val::Id(last),
+                    data: data.clone(),
+                });
             }
+            out.push(more);
         }
     }
     Some(out)
-}
-
-/// The fields of one object of a segment with integer facts `data`: one vector per
-/// choice of a value for each fact's field (a field whose choices would make more
-/// than 16 vectors stays unknown), the other fields unknown.
-fn data_cells(width: usize, data: &Facts) -> Vec<Vec<Val>> {
-    let mut out = vec![vec![Val::Unknown; width]];
-    for (i, ks) in data {
-        if *i >= width || out.len() * ks.len() > 16 {
-            continue;
-        }
-        out = out
-            .into_iter()
-            .flat_map(|f| {
-                ks.iter().map(move |k| {
-                    let mut g = f.clone();
-                    g[*i] = Val::Int(*k);
-                    g
-                })
-            })
-            .collect();
-    }
-    out
 }
 
 /// The number of fields of `strukt`.
@@ -276,6 +278,11 @@ fn valid_for(prog: &Program, a: &Atom, access: crate::cfa::Access) -> bool {
 /// The transfer functions over one program.
 pub struct Post<'a> {
     pub prog: &'a Program,
+    /// Integer fields whose loads narrow the object's value set to the value read
+    /// (one state per value; the tracked fields); a load of another field gives the
+    /// variable each value in a state of its own and leaves the object's set as it
+    /// was.
+    pub narrow: &'a std::collections::BTreeSet<FieldRef>,
 }
 
 impl Post<'_> {
@@ -369,7 +376,14 @@ impl Post<'_> {
                 if is_ptr_var(prog, *dst) {
                     out.set(*dst, value_of(prog, h, src).0);
                 } else if is_int_var(prog, *dst) {
-                    out.set(*dst, int_val(var_ty(prog, *dst), eval_int(prog, h, src)));
+                    return int_choices(prog, h, src)
+                        .into_iter()
+                        .map(|v| {
+                            let mut out = h.clone();
+                            out.set(*dst, int_val(var_ty(prog, *dst), v));
+                            out
+                        })
+                        .collect();
                 }
                 vec![out]
             }
@@ -380,17 +394,41 @@ impl Post<'_> {
             }
             Op::StoreIndirect { .. } | Op::Call { .. } => vec![SymHeap::top()],
             Op::Load { dst, ptr, field } => self.access(h, *ptr, *field, |mut s, k| {
-                let v = match &mut s.atoms[k] {
-                    Atom::Pt { fields, .. } => fields.get(field.field).copied(),
-                    _ => None,
+                let (v, set) = match &mut s.atoms[k] {
+                    Atom::Pt { fields, data, .. } => (
+                        fields.get(field.field).copied(),
+                        data.iter()
+                            .find(|(f, _)| *f == field.field)
+                            .map(|(_, ks)| ks.clone()),
+                    ),
+                    _ => (None, None),
                 };
                 if !is_ptr_var(prog, *dst) {
+                    if let Some(ks) = set {
+                        // one state per value the object may hold (which it then
+                        // holds, if the field narrows)
+                        let narrow = self.narrow.contains(field);
+                        return ks
+                            .into_iter()
+                            .map(|x| {
+                                let mut s = s.clone();
+                                if let (true, Atom::Pt { fields, data, .. }) =
+                                    (narrow, &mut s.atoms[k])
+                                {
+                                    fields[field.field] = Val::Int(x);
+                                    data.retain(|(f, _)| *f != field.field);
+                                }
+                                s.set(*dst, int_val(var_ty(prog, *dst), Some(x)));
+                                s
+                            })
+                            .collect();
+                    }
                     let v = match v {
                         Some(Val::Int(x)) => int_val(var_ty(prog, *dst), Some(x)),
                         _ => Val::Unknown,
                     };
                     s.set(*dst, v);
-                    return s;
+                    return vec![s];
                 }
                 let v = match v {
                     // an unknown pointer read gets a name, so two reads agree
@@ -405,7 +443,7 @@ impl Post<'_> {
                     None => Val::Unknown,
                 };
                 s.set(*dst, v);
-                s
+                vec![s]
             }),
             Op::Store { ptr, field, src } => {
                 let is_ptr_field = prog
@@ -413,21 +451,45 @@ impl Post<'_> {
                     .get(field.strukt)
                     .and_then(|d| d.fields.get(field.field))
                     .is_some_and(|f| f.ty.is_ptr());
-                let v = if is_ptr_field {
-                    value_of(prog, h, src).0
+                // the value stored, and the values it may be one of (a comparison
+                // whose value is not known: 0 or 1)
+                let (v, set): (Val, Option<Vec<i64>>) = if is_ptr_field {
+                    (value_of(prog, h, src).0, None)
                 } else {
                     let ty = prog
                         .structs
                         .get(field.strukt)
                         .and_then(|d| d.fields.get(field.field))
                         .map(|f| &f.ty);
-                    int_val(ty, eval_int(prog, h, src))
+                    let vals: Vec<Val> = int_choices(prog, h, src)
+                        .into_iter()
+                        .map(|v| int_val(ty, v))
+                        .collect();
+                    match vals.as_slice() {
+                        [v] => (*v, None),
+                        vs => {
+                            let ks: Option<Vec<i64>> = vs
+                                .iter()
+                                .map(|v| match v {
+                                    Val::Int(k) => Some(*k),
+                                    _ => None,
+                                })
+                                .collect();
+                            (Val::Unknown, ks)
+                        }
+                    }
                 };
                 self.access(h, *ptr, *field, |mut s, k| {
-                    if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
+                    if let Atom::Pt { fields, data, .. } = &mut s.atoms[k] {
                         fields[field.field] = v;
+                        data.retain(|(f, _)| *f != field.field);
+                        if let Some(ks) = &set {
+                            data.push((field.field, ks.clone()));
+                            data.sort();
+                            super::normalize_pt(fields, data);
+                        }
                     }
-                    s
+                    vec![s]
                 })
             }
             Op::Alloc {
@@ -458,6 +520,7 @@ impl Post<'_> {
                                 strukt: *s,
                                 fields,
                                 heap,
+                                data: Vec::new(),
                             }
                         }
                         None => return vec![SymHeap::top()],
@@ -504,7 +567,7 @@ impl Post<'_> {
         h: &SymHeap,
         ptr: VarId,
         field: FieldRef,
-        f: impl Fn(SymHeap, usize) -> SymHeap,
+        f: impl Fn(SymHeap, usize) -> Vec<SymHeap>,
     ) -> Vec<SymHeap> {
         let i = match h.get(ptr) {
             Val::Null => return Vec::new(),
@@ -532,7 +595,7 @@ impl Post<'_> {
                 }
                 _ => return vec![SymHeap::top()],
             }
-            out.push(f(s, k));
+            out.extend(f(s, k));
         }
         out
     }

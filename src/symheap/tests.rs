@@ -12,16 +12,35 @@ use proptest::prelude::*;
 
 const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
 
-/// Builds the ART of the symbolic-heap CPA alone on `src`.
+/// Builds the ART of the symbolic-heap CPA alone on `src` (empty precision).
 fn explore(src: &str) -> (Program, Art<SymHeap>, BuildOutcome) {
+    explore_tracking(src, false)
+}
+
+/// Builds the ART of the symbolic-heap CPA alone on `src`; `track`: with every
+/// integer field tracked.
+fn explore_tracking(src: &str, track: bool) -> (Program, Art<SymHeap>, BuildOutcome) {
     let prog = parse_c(&format!("{PRE}{src}"));
+    let mut prec = fold::SymPrec::default();
+    if track {
+        for (s, d) in prog.structs.iter().enumerate() {
+            for (f, fd) in d.fields.iter().enumerate() {
+                if fd.ty.is_int() {
+                    prec.track.insert(FieldRef {
+                        strukt: s,
+                        field: f,
+                    });
+                }
+            }
+        }
+    }
     let cpa = SymHeapCpa::new(&prog);
     let mut art = Art::new(&prog, SymHeap::initial());
     let opts = BuildOptions {
         max_nodes: 20_000,
         ..Default::default()
     };
-    let out = build(&cpa, &prog, &mut art, &(), &opts, &mut |_| false);
+    let out = build(&cpa, &prog, &mut art, &prec, &opts, &mut |_| false);
     (prog, art, out)
 }
 
@@ -83,7 +102,7 @@ fn a_doubly_linked_list_folds_into_a_dls_and_keeps_its_back_links() {
 #[test]
 fn a_segment_keeps_the_values_its_objects_were_given() {
     // the cells hold 0 or 1 (a fact with two values), the check needs both
-    let (prog, art, out) = explore(
+    let (prog, art, out) = explore_tracking(
         "struct n { struct n *next; int d; };
          int main() {
            struct n *l = NULL;
@@ -97,6 +116,7 @@ fn a_segment_keeps_the_values_its_objects_were_given() {
              if (p->d != 0 && p->d != 1) reach_error();
            return 0;
          }",
+        true,
     );
     assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
     let two = art.nodes.iter().any(|n| {
@@ -195,6 +215,7 @@ fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
                 strukt: 0,
                 fields: vec![val(f[0]), val(f[1]), Val::Int(*d)],
                 heap: true,
+                data: Vec::new(),
             });
         }
     }
@@ -290,9 +311,14 @@ fn search(
                 .all(|&j| fs.iter().all(|(f, ks)| *f == 2 && ks.contains(&data(j))))
         };
         match a {
-            Atom::Pt { at, fields, .. } => {
+            Atom::Pt {
+                at,
+                fields,
+                data: fs,
+                ..
+            } => {
                 let f = cell(i);
-                if matches!(fields[2], Val::Int(k) if k != data(i)) {
+                if matches!(fields[2], Val::Int(k) if k != data(i)) || !facts(&[i], fs) {
                     continue;
                 }
                 ways.push((
@@ -517,7 +543,7 @@ proptest! {
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..14, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3) {
+    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..15, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool) {
         let (prog, vs) = heap_prog();
         let iv = int_var(&prog);
         let dfield = FieldRef { strukt: 0, field: 2 };
@@ -556,13 +582,25 @@ proptest! {
                 let ok = c.live(c.vars[y]).map(|i| d.v = c.cells[i].map_or(0, |o| o.1)).is_some();
                 (Op::Load { dst: iv, ptr: vs[y], field: dfield }, ok)
             }
+            13 => {
+                // a comparison whose value the domain may not know: 0 or 1
+                let ok = c.live(c.vars[x]).map(|i| if let Some(o) = &mut d.cells[i] { o.1 = i64::from(c.v != k) }).is_some();
+                (Op::Store { ptr: vs[x], field: dfield, src: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(k)) }, ok)
+            }
             11 => (Op::Assume { cond: Expr::bin(BinOp::Eq, Expr::Var(iv), Expr::Int(k)) }, c.v == k),
             12 => (Op::Assume { cond: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(k)) }, c.v != k),
             _ => { d.v = k; (Op::Assign { dst: iv, src: Expr::Int(k) }, true) }
         };
         if ok {
             let h = fold::fold(&prog, exact(&c, &vs));
-            let out = (post::Post { prog: &prog }).op(&h, &abs_op);
+            let narrow = prog
+                .structs
+                .iter()
+                .enumerate()
+                .flat_map(|(s, d)| (0..d.fields.len()).map(move |f| FieldRef { strukt: s, field: f }))
+                .filter(|_| narrow_all)
+                .collect();
+            let out = (post::Post { prog: &prog, narrow: &narrow }).op(&h, &abs_op);
             let posts: Vec<SymHeap> = out.into_iter().map(|s| fold::fold(&prog, s)).collect();
             // entailment soundness with the concrete successor as the witness
             let dh = fold::fold(&prog, exact(&d, &vs));
@@ -604,4 +642,158 @@ fn every_list_is_covered_by_its_folded_form() {
             }
         }
     }
+}
+
+/// One object `a ↦ {next: NULL, prev: NULL}` with `d` unknown, and `v` unknown.
+fn one_object(prog: &Program, vs: &[VarId; 3]) -> SymHeap {
+    let _ = prog;
+    let mut h = SymHeap::initial();
+    h.set(vs[0], Val::Id(0));
+    h.atoms.push(Atom::Pt {
+        at: 0,
+        strukt: 0,
+        fields: vec![Val::Null, Val::Null, Val::Unknown],
+        heap: true,
+        data: Vec::new(),
+    });
+    h
+}
+
+#[test]
+fn a_comparison_stored_in_a_field_is_one_value_set_not_two_states() {
+    let (prog, vs) = heap_prog();
+    let iv = int_var(&prog);
+    let h = one_object(&prog, &vs);
+    let store = Op::Store {
+        ptr: vs[0],
+        field: FieldRef {
+            strukt: 0,
+            field: 2,
+        },
+        src: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(1)),
+    };
+    let none = Default::default();
+    let out = (post::Post {
+        prog: &prog,
+        narrow: &none,
+    })
+    .op(&h, &store);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(
+        matches!(&out[0].atoms[0], Atom::Pt { data, fields, .. }
+            if data == &vec![(2, vec![0, 1])] && fields[2] == Val::Unknown),
+        "{}",
+        out[0].render(&prog)
+    );
+    // a load gives each value in a state of its own; a tracked field then holds it
+    let load = Op::Load {
+        dst: iv,
+        ptr: vs[0],
+        field: FieldRef {
+            strukt: 0,
+            field: 2,
+        },
+    };
+    let loose = (post::Post {
+        prog: &prog,
+        narrow: &none,
+    })
+    .op(&out[0], &load);
+    assert_eq!(loose.len(), 2);
+    assert!(loose.iter().all(|s| s.atoms == out[0].atoms));
+    let d = [FieldRef {
+        strukt: 0,
+        field: 2,
+    }]
+    .into_iter()
+    .collect();
+    let narrowed = (post::Post {
+        prog: &prog,
+        narrow: &d,
+    })
+    .op(&out[0], &load);
+    let held: Vec<Val> = narrowed
+        .iter()
+        .map(|s| match &s.atoms[0] {
+            Atom::Pt { fields, .. } => fields[2],
+            _ => Val::Unknown,
+        })
+        .collect();
+    assert_eq!(held, vec![Val::Int(0), Val::Int(1)]);
+    assert_eq!(narrowed[1].get(iv), Val::Int(1));
+}
+
+#[test]
+fn pooling_gives_every_piece_the_union_of_the_values() {
+    let (prog, vs) = heap_prog();
+    let mut h = one_object(&prog, &vs);
+    if let Atom::Pt { fields, .. } = &mut h.atoms[0] {
+        fields[0] = Val::Id(1);
+        fields[2] = Val::Int(1);
+    }
+    h.atoms.push(Atom::Ls {
+        strukt: 0,
+        link: 0,
+        from: 1,
+        to: Val::Null,
+        data: vec![(2, vec![0])],
+    });
+    let d = FieldRef {
+        strukt: 0,
+        field: 2,
+    };
+    let before = h.clone();
+    super::cpa::pool_values(&mut h, d);
+    assert!(matches!(&h.atoms[0], Atom::Pt { data, fields, .. }
+        if data == &vec![(2, vec![0, 1])] && fields[2] == Val::Unknown));
+    assert!(matches!(&h.atoms[1], Atom::Ls { data, .. } if data == &vec![(2, vec![0, 1])]));
+    // pooling only forgets
+    assert!(entail::entails(&before, &h));
+    assert!(!entail::entails(&h, &before));
+}
+
+#[test]
+fn a_split_field_keeps_an_object_with_another_value_out_of_the_segment() {
+    let (prog, vs) = heap_prog();
+    // a ↦ x1 (d = 1) ↦ x2 (d = 0) ↦ x3 (d = 0) ↦ NULL, singly linked by `next`
+    let mut h = SymHeap::initial();
+    h.set(vs[0], Val::Id(0));
+    for (i, d) in [1, 0, 0].into_iter().enumerate() {
+        let next = if i < 2 {
+            Val::Id(i as Id + 1)
+        } else {
+            Val::Null
+        };
+        h.atoms.push(Atom::Pt {
+            at: i as Id,
+            strukt: 0,
+            fields: vec![next, Val::Unknown, Val::Int(d)],
+            heap: true,
+            data: Vec::new(),
+        });
+    }
+    let plain = fold::fold(&prog, h.clone());
+    assert_eq!(plain.atoms.len(), 1, "{}", plain.render(&prog));
+    let mut prec = fold::SymPrec::default();
+    prec.split.insert(FieldRef {
+        strukt: 0,
+        field: 2,
+    });
+    let split = fold::fold_with(&prog, &prec, h);
+    assert_eq!(split.atoms.len(), 2, "{}", split.render(&prog));
+    assert!(split
+        .atoms
+        .iter()
+        .any(|a| matches!(a, Atom::Pt { fields, .. } if fields[2] == Val::Int(1))));
+    assert!(split
+        .atoms
+        .iter()
+        .any(|a| matches!(a, Atom::Ls { data, .. } if data == &vec![(2, vec![0])])));
+    // the precision is checked like any certificate content
+    assert!(prec.validate(&prog).is_ok());
+    prec.split.insert(FieldRef {
+        strukt: 0,
+        field: 0,
+    });
+    assert!(prec.validate(&prog).is_err());
 }
