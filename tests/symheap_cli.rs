@@ -38,6 +38,29 @@ fn lists_are_safe_with_checked_certificates_and_bugs_replay() {
 }
 
 #[test]
+fn integer_fields_are_tracked_then_split_as_the_refinement_needs() {
+    // utlist's LL macros with data stored as `nondet() != 0`: tracked, pooled {0,1}
+    let out = assert_safe_with_checked_certificate(
+        &bench("real/ut_ll_ops.c"),
+        &["--shape-domain", "symheap"],
+    );
+    assert!(out.contains("track el.data"), "{out}");
+    // the first node keeps 1 and ends last after the reversal: its value must stay
+    // apart from the 0s of the rest, which the interpolants say only through
+    // `p->next == NULL`; the failed refinement splits every tracked field
+    let out = assert_safe_with_checked_certificate(
+        &bench("sll_reverse.c"),
+        &["--shape-domain", "symheap"],
+    );
+    assert!(out.contains("fold apart on node.data"), "{out}");
+    assert_unsafe_with_replay_using(
+        &bench("sll_reverse_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+}
+
+#[test]
 fn auto_proves_with_symbolic_heaps_first_and_falls_back_to_three_valued_structures() {
     // benchmarks/dll_concat: the three-valued domain does not prove it in 20 s
     let out = assert_safe_with_checked_certificate(&bench("dll_concat.c"), &[]);

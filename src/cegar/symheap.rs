@@ -131,21 +131,40 @@ impl Abstraction for SymHeapAbstraction {
         }
         let mut added = Vec::new();
         let prec = &mut self.prec.0;
-        for f in fields {
+        let name = |f: crate::cfa::FieldRef| {
             let def = prog.structs.get(f.strukt);
             let field = def.and_then(|d| d.fields.get(f.field));
-            if !field.is_some_and(|d| d.ty.is_int()) {
-                continue;
-            }
-            let name = format!(
+            format!(
                 "{}.{}",
                 def.map_or("?", |d| d.name.as_str()),
                 field.map_or("?", |d| d.name.as_str())
-            );
+            )
+        };
+        for f in fields {
+            let is_int = prog
+                .structs
+                .get(f.strukt)
+                .and_then(|d| d.fields.get(f.field))
+                .is_some_and(|d| d.ty.is_int());
+            if !is_int {
+                continue;
+            }
+            let name = name(f);
             if prec.track.insert(f) {
                 added.push(format!("track {name}"));
             } else if prec.split.insert(f) {
                 added.push(format!("fold apart on {name}"));
+            }
+        }
+        if added.is_empty() && r.pivot.is_none() {
+            // nothing else learnt: every tracked field keeps pieces apart from now on
+            // (a fact such as "the last object holds 1" is about a field the
+            // interpolants may reach only through a pointer field, `p->next == NULL`)
+            let up: Vec<crate::cfa::FieldRef> =
+                prec.track.difference(&prec.split).copied().collect();
+            for f in up {
+                prec.split.insert(f);
+                added.push(format!("fold apart on {}", name(f)));
             }
         }
         if !added.is_empty() {
