@@ -61,6 +61,17 @@ fn integer_fields_are_tracked_then_split_as_the_refinement_needs() {
 }
 
 #[test]
+fn a_glibc_stailq_is_proved_through_field_addresses() {
+    // `stqh_last` holds `&elm->link.stqe_next` (or `&head->stqh_first`): a field
+    // address; inserting at the tail stores through it
+    let out = assert_safe_with_checked_certificate(
+        &bench("real/q_stailq_queue.c"),
+        &["--shape-domain", "symheap"],
+    );
+    assert!(out.contains("track job.data"), "{out}");
+}
+
+#[test]
 fn auto_proves_with_symbolic_heaps_first_and_falls_back_to_three_valued_structures() {
     // benchmarks/dll_concat: the three-valued domain does not prove it in 20 s
     let out = assert_safe_with_checked_certificate(&bench("dll_concat.c"), &[]);

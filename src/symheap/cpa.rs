@@ -96,13 +96,17 @@ impl SymHeapCpa {
     }
 }
 
-/// Gives every piece of `r.strukt` that has a value or value set for field `r.field`
-/// the union of all of them in `h` (sound: each set only grows). Objects read once
-/// then no longer multiply the states by their values; a field the precision splits
-/// on keeps its exact values instead.
+/// Gives the pieces of `r.strukt` with a value or value set for field `r.field` the
+/// pool of the state's common values (sound: each set only grows): the pool is the
+/// union of the segments' and objects' value sets and of the exact values at least
+/// two objects hold; an object whose exact value is in the pool gets the pool, one
+/// with a value of its own (the one blue object among white ones) keeps it. Objects
+/// read once then no longer multiply the states by their values; a field the
+/// precision splits on keeps its exact values instead.
 pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
     use super::Atom;
     let mut pool = BTreeSet::new();
+    let mut exact: HashMap<i64, usize> = HashMap::new();
     for a in &h.atoms {
         match a {
             Atom::Pt {
@@ -112,7 +116,7 @@ pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
                 ..
             } if *strukt == r.strukt => {
                 if let Some(Val::Int(k)) = fields.get(r.field) {
-                    pool.insert(*k);
+                    *exact.entry(*k).or_default() += 1;
                 }
                 data.iter()
                     .filter(|(f, _)| *f == r.field)
@@ -128,6 +132,7 @@ pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
             _ => {}
         }
     }
+    pool.extend(exact.iter().filter(|(_, n)| **n >= 2).map(|(k, _)| *k));
     if pool.len() < 2 {
         return;
     }
@@ -140,7 +145,7 @@ pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
                 data,
                 ..
             } if *strukt == r.strukt => {
-                let has = matches!(fields.get(r.field), Some(Val::Int(_)))
+                let has = matches!(fields.get(r.field), Some(Val::Int(k)) if pool.contains(k))
                     || data.iter().any(|(f, _)| *f == r.field);
                 if has {
                     fields[r.field] = Val::Unknown;

@@ -140,6 +140,13 @@ impl Matcher<'_> {
                     }
                 }
             }
+            // a field address matches the same field of the object σ maps to
+            Val::Field(k, f) => {
+                let Val::Field(j, g) = sv else {
+                    return false;
+                };
+                f == g && self.val(Val::Id(k), Val::Id(j))
+            }
         }
     }
 
@@ -148,6 +155,10 @@ impl Matcher<'_> {
             Val::Null => Some(Val::Null),
             Val::Unknown | Val::Int(_) => None,
             Val::Id(k) => self.map.get(&k).copied(),
+            Val::Field(k, f) => match self.map.get(&k) {
+                Some(Val::Id(j)) => Some(Val::Field(*j, f)),
+                _ => None,
+            },
         }
     }
 
@@ -283,11 +294,7 @@ impl Matcher<'_> {
             return false;
         };
         let mut first_step = true;
-        let wanted = match to {
-            Val::Null => Some(Val::Null),
-            Val::Id(k) => self.map.get(&k).copied(),
-            Val::Unknown | Val::Int(_) => None,
-        };
+        let wanted = self.image(to);
         loop {
             if wanted == Some(next) {
                 break;

@@ -57,6 +57,9 @@ pub enum Val {
     Id(Id),
     /// An integer (of an integer variable or field; never a pointer's value).
     Int(i64),
+    /// The address of field `f` (index into the struct's fields) of the object the id
+    /// names: a `T **` such as glibc's `stqh_last` (`&elm->field.stqe_next`).
+    Field(Id, u32),
 }
 
 impl Val {
@@ -65,6 +68,25 @@ impl Val {
         match self {
             Val::Id(i) => Some(i),
             _ => None,
+        }
+    }
+    /// The id the value names or points into (an id, or a field address's object).
+    pub fn base(self) -> Option<Id> {
+        match self {
+            Val::Id(i) | Val::Field(i, _) => Some(i),
+            _ => None,
+        }
+    }
+    /// The value with its id replaced by `f`'s value for it: a field address of an id
+    /// mapped to another id is that id's field, of anything else unknown.
+    pub fn map_id(self, f: &mut dyn FnMut(Id) -> Val) -> Val {
+        match self {
+            Val::Id(i) => f(i),
+            Val::Field(i, k) => match f(i) {
+                Val::Id(j) => Val::Field(j, k),
+                _ => Val::Unknown,
+            },
+            v => v,
         }
     }
 }
@@ -165,9 +187,7 @@ impl Atom {
             }
         };
         let val = |v: &mut Val, f: &mut dyn FnMut(Id) -> Val| {
-            if let Val::Id(i) = *v {
-                *v = f(i);
-            }
+            *v = v.map_id(f);
         };
         match self {
             Atom::Pt { at, fields, .. } => {
@@ -255,7 +275,7 @@ impl SymHeap {
     pub fn fresh(&self) -> Id {
         let mut m = 0;
         let mut see = |v: Val| {
-            if let Val::Id(i) = v {
+            if let Some(i) = v.base() {
                 m = m.max(i + 1);
             }
         };
@@ -295,6 +315,15 @@ impl SymHeap {
                 (self.allocated(i) && self.allocated(j)) || self.neq.contains(&ordered(a, b))
             }
             (Val::Null, Val::Null) => false,
+            // a field of an allocated object is no NULL; fields of two distinct
+            // allocated objects, or two fields of one object, differ
+            (Val::Null, Val::Field(i, _)) | (Val::Field(i, _), Val::Null) => self.allocated(i),
+            (Val::Field(i, f), Val::Field(j, g)) => {
+                (i == j && f != g) || (i != j && self.allocated(i) && self.allocated(j))
+            }
+            (Val::Id(j), Val::Field(i, _)) | (Val::Field(i, _), Val::Id(j)) => {
+                i != j && self.allocated(i) && self.allocated(j)
+            }
         }
     }
     /// Replaces every occurrence of id `i` by `v` (an equality learned by an
@@ -313,10 +342,9 @@ impl SymHeap {
         }
         let mut f = |k: Id| if k == i { v } else { Val::Id(k) };
         for p in &mut self.vars {
-            if p.1 == Val::Id(i) {
-                p.1 = v;
-            }
+            p.1 = p.1.map_id(&mut f);
         }
+        self.vars.retain(|p| p.1 != Val::Unknown);
         for a in &mut self.atoms {
             a.rename(&mut f);
         }
@@ -347,7 +375,7 @@ impl SymHeap {
     pub fn refcounts(&self) -> HashMap<Id, usize> {
         let mut rc: HashMap<Id, usize> = HashMap::new();
         let mut see = |v: Val| {
-            if let Val::Id(i) = v {
+            if let Some(i) = v.base() {
                 *rc.entry(i).or_default() += 1;
             }
         };
@@ -385,7 +413,7 @@ impl SymHeap {
                      named: &mut HashMap<Id, Id>,
                      order: &mut Vec<Id>,
                      queue: &mut std::collections::VecDeque<Id>| {
-            if let Val::Id(i) = v {
+            if let Some(i) = v.base() {
                 if let std::collections::hash_map::Entry::Vacant(e) = named.entry(i) {
                     e.insert(order.len() as Id);
                     order.push(i);
@@ -429,7 +457,7 @@ impl SymHeap {
         let in_neq = |i: Id| {
             self.neq
                 .iter()
-                .any(|&(a, b)| a == Val::Id(i) || b == Val::Id(i))
+                .any(|&(a, b)| a.base() == Some(i) || b.base() == Some(i))
         };
         let unknown: std::collections::HashSet<Id> = order
             .iter()
@@ -456,7 +484,7 @@ impl SymHeap {
         let vars: Vec<(VarId, Val)> = self
             .vars
             .iter()
-            .map(|&(x, v)| (x, v.id().map_or(v, &mut ren)))
+            .map(|&(x, v)| (x, v.map_id(&mut ren)))
             .filter(|p| p.1 != Val::Unknown)
             .collect();
         atoms.sort();
@@ -472,7 +500,10 @@ impl SymHeap {
                 Val::Id(i) if named.contains_key(&i) && !unknown.contains(&i) => {
                     Some(Val::Id(named[&i]))
                 }
-                Val::Id(_) | Val::Unknown | Val::Int(_) => None,
+                Val::Field(i, f) if named.contains_key(&i) && !unknown.contains(&i) => {
+                    Some(Val::Field(named[&i], f))
+                }
+                Val::Id(_) | Val::Field(..) | Val::Unknown | Val::Int(_) => None,
                 Val::Null => Some(Val::Null),
             };
             if let (Some(a), Some(b)) = (r(a), r(b)) {
@@ -496,12 +527,12 @@ impl SymHeap {
             .iter()
             .map(|p| p.1)
             .chain(self.neq.iter().flat_map(|p| [p.0, p.1]));
-        if ids.any(|v| v.id().is_some_and(|i| i >= MAX_ID))
+        if ids.any(|v| v.base().is_some_and(|i| i >= MAX_ID))
             || self.atoms.iter().any(|a| {
                 a.addresses().any(|i| i >= MAX_ID)
                     || a.values()
                         .iter()
-                        .any(|v| v.id().is_some_and(|i| i >= MAX_ID))
+                        .any(|v| v.base().is_some_and(|i| i >= MAX_ID))
             })
         {
             return Err(format!("an id is not below {MAX_ID}"));
@@ -610,6 +641,7 @@ impl SymHeap {
             Val::Null => "NULL".to_string(),
             Val::Unknown => "?".to_string(),
             Val::Id(i) => format!("#{i}"),
+            Val::Field(i, f) => format!("&#{i}.{f}"),
             Val::Int(k) => k.to_string(),
         };
         let field = |s: StructId, f: usize| {
@@ -749,9 +781,5 @@ pub fn ordered(a: Val, b: Val) -> (Val, Val) {
 }
 
 fn subst_val(x: Val, i: Id, v: Val) -> Val {
-    if x == Val::Id(i) {
-        v
-    } else {
-        x
-    }
+    x.map_id(&mut |k| if k == i { v } else { Val::Id(k) })
 }

@@ -305,30 +305,44 @@ impl Post<'_> {
                 let Some(f) = prog.functions.get(*callee) else {
                     return vec![SymHeap::top()];
                 };
-                let vals: Vec<(VarId, Val)> = f
+                // each parameter's possible values (a comparison: 0 and 1)
+                let vals: Vec<(VarId, Vec<Val>)> = f
                     .params
                     .iter()
                     .zip(args)
                     .map(|(p, a)| {
                         let v = if is_ptr_var(prog, *p) {
-                            value_of(prog, h, a).0
+                            vec![value_of(prog, h, a).0]
                         } else if is_int_var(prog, *p) {
-                            int_val(var_ty(prog, *p), eval_int(prog, h, a))
+                            int_choices(prog, h, a)
+                                .into_iter()
+                                .map(|v| int_val(var_ty(prog, *p), v))
+                                .collect()
                         } else {
-                            Val::Unknown
+                            vec![Val::Unknown]
                         };
                         (*p, v)
                     })
                     .collect();
-                let mut out = h.clone();
+                let mut base = h.clone();
                 // a parameter without an argument (a variadic call) holds anything
                 for &p in &f.params {
-                    out.set(p, Val::Unknown);
+                    base.set(p, Val::Unknown);
                 }
-                for (p, v) in vals {
-                    out.set(p, v);
+                let mut out = vec![base];
+                for (p, vs) in vals {
+                    out = out
+                        .into_iter()
+                        .flat_map(|s| {
+                            vs.iter().map(move |v| {
+                                let mut s = s.clone();
+                                s.set(p, *v);
+                                s
+                            })
+                        })
+                        .collect();
                 }
-                vec![out]
+                out
             }
             Step::Leave(e) => {
                 let Some(Op::Call { callee, ret, .. }) = prog.graph.edge_weight(e).map(|x| &x.op)
@@ -370,6 +384,11 @@ impl Post<'_> {
                     Some(k) if valid_for(prog, &h.atoms[k], *access) => Vec::new(),
                     _ => vec![h.clone()],
                 },
+                // a field of a live object is a valid cell
+                Val::Field(i, _) if *access == crate::cfa::Access::Cell && h.allocated(i) => {
+                    Vec::new()
+                }
+                Val::Field(..) => vec![h.clone()],
             },
             Op::Assign { dst, src } => {
                 let mut out = h.clone();
@@ -387,111 +406,44 @@ impl Post<'_> {
                 }
                 vec![out]
             }
-            Op::Nondet { dst } | Op::FieldAddr { dst, .. } | Op::LoadIndirect { dst, .. } => {
+            Op::Nondet { dst } => {
                 let mut out = h.clone();
                 out.set(*dst, Val::Unknown);
                 vec![out]
             }
-            Op::StoreIndirect { .. } | Op::Call { .. } => vec![SymHeap::top()],
-            Op::Load { dst, ptr, field } => self.access(h, *ptr, *field, |mut s, k| {
-                let (v, set) = match &mut s.atoms[k] {
-                    Atom::Pt { fields, data, .. } => (
-                        fields.get(field.field).copied(),
-                        data.iter()
-                            .find(|(f, _)| *f == field.field)
-                            .map(|(_, ks)| ks.clone()),
-                    ),
-                    _ => (None, None),
-                };
-                if !is_ptr_var(prog, *dst) {
-                    if let Some(ks) = set {
-                        // one state per value the object may hold (which it then
-                        // holds, if the field narrows)
-                        let narrow = self.narrow.contains(field);
-                        return ks
-                            .into_iter()
-                            .map(|x| {
-                                let mut s = s.clone();
-                                if let (true, Atom::Pt { fields, data, .. }) =
-                                    (narrow, &mut s.atoms[k])
-                                {
-                                    fields[field.field] = Val::Int(x);
-                                    data.retain(|(f, _)| *f != field.field);
-                                }
-                                s.set(*dst, int_val(var_ty(prog, *dst), Some(x)));
-                                s
-                            })
-                            .collect();
-                    }
-                    let v = match v {
-                        Some(Val::Int(x)) => int_val(var_ty(prog, *dst), Some(x)),
-                        _ => Val::Unknown,
-                    };
-                    s.set(*dst, v);
-                    return vec![s];
+            // `dst = &ptr->field`: the field's address (of a known object), else any
+            Op::FieldAddr { dst, ptr, field } => match h.get(*ptr) {
+                Val::Id(i) if is_ptr_var(prog, *dst) && h.allocated(i) => {
+                    let at = Val::Field(i, field.field as u32);
+                    self.access(h, Val::Id(i), *field, |mut s, _| {
+                        s.set(*dst, at);
+                        vec![s]
+                    })
                 }
-                let v = match v {
-                    // an unknown pointer read gets a name, so two reads agree
-                    Some(Val::Unknown) => {
-                        let n = s.fresh();
-                        if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
-                            fields[field.field] = Val::Id(n);
-                        }
-                        Val::Id(n)
-                    }
-                    Some(v) => v,
-                    None => Val::Unknown,
-                };
-                s.set(*dst, v);
-                vec![s]
-            }),
-            Op::Store { ptr, field, src } => {
-                let is_ptr_field = prog
-                    .structs
-                    .get(field.strukt)
-                    .and_then(|d| d.fields.get(field.field))
-                    .is_some_and(|f| f.ty.is_ptr());
-                // the value stored, and the values it may be one of (a comparison
-                // whose value is not known: 0 or 1)
-                let (v, set): (Val, Option<Vec<i64>>) = if is_ptr_field {
-                    (value_of(prog, h, src).0, None)
-                } else {
-                    let ty = prog
-                        .structs
-                        .get(field.strukt)
-                        .and_then(|d| d.fields.get(field.field))
-                        .map(|f| &f.ty);
-                    let vals: Vec<Val> = int_choices(prog, h, src)
-                        .into_iter()
-                        .map(|v| int_val(ty, v))
-                        .collect();
-                    match vals.as_slice() {
-                        [v] => (*v, None),
-                        vs => {
-                            let ks: Option<Vec<i64>> = vs
-                                .iter()
-                                .map(|v| match v {
-                                    Val::Int(k) => Some(*k),
-                                    _ => None,
-                                })
-                                .collect();
-                            (Val::Unknown, ks)
-                        }
-                    }
-                };
-                self.access(h, *ptr, *field, |mut s, k| {
-                    if let Atom::Pt { fields, data, .. } = &mut s.atoms[k] {
-                        fields[field.field] = v;
-                        data.retain(|(f, _)| *f != field.field);
-                        if let Some(ks) = &set {
-                            data.push((field.field, ks.clone()));
-                            data.sort();
-                            super::normalize_pt(fields, data);
-                        }
-                    }
-                    vec![s]
-                })
-            }
+                _ => {
+                    let mut out = h.clone();
+                    out.set(*dst, Val::Unknown);
+                    vec![out]
+                }
+            },
+            // `dst = *ptr` through a field address is a load of that field
+            Op::LoadIndirect { dst, ptr } => match self.field_target(h, h.get(*ptr)) {
+                Some((target, field)) => self.load(h, target, *dst, field),
+                None => {
+                    let mut out = h.clone();
+                    out.set(*dst, Val::Unknown);
+                    vec![out]
+                }
+            },
+            // `*ptr = src` through a field address is a store to that field; through
+            // anything else it may write anywhere
+            Op::StoreIndirect { ptr, src } => match self.field_target(h, h.get(*ptr)) {
+                Some((target, field)) => self.store(h, target, field, src),
+                None => vec![SymHeap::top()],
+            },
+            Op::Call { .. } => vec![SymHeap::top()],
+            Op::Load { dst, ptr, field } => self.load(h, h.get(*ptr), *dst, *field),
+            Op::Store { ptr, field, src } => self.store(h, h.get(*ptr), *field, src),
             Op::Alloc {
                 dst, pointee, kind, ..
             } => {
@@ -541,7 +493,7 @@ impl Post<'_> {
             }
             Op::Free { ptr } => match h.get(*ptr) {
                 Val::Null => vec![h.clone()],
-                Val::Unknown | Val::Int(_) => vec![SymHeap::top()],
+                Val::Unknown | Val::Int(_) | Val::Field(..) => vec![SymHeap::top()],
                 Val::Id(i) => match focus(prog, h, i) {
                     None => vec![SymHeap::top()],
                     Some(states) => states
@@ -559,19 +511,143 @@ impl Post<'_> {
         }
     }
 
-    /// Applies `f` to each state where `ptr`'s object is a `Pt` atom (index given) of
-    /// the field's struct: none when `ptr` is NULL (the access's own check edge leads
-    /// to the error), ⊤ when the object is not known.
+    /// `dst = target->field`.
+    fn load(&self, h: &SymHeap, target: Val, dst: VarId, field: FieldRef) -> Vec<SymHeap> {
+        let prog = self.prog;
+        let dst = &dst;
+        self.access(h, target, field, |mut s, k| {
+            let (v, set) = match &mut s.atoms[k] {
+                Atom::Pt { fields, data, .. } => (
+                    fields.get(field.field).copied(),
+                    data.iter()
+                        .find(|(f, _)| *f == field.field)
+                        .map(|(_, ks)| ks.clone()),
+                ),
+                _ => (None, None),
+            };
+            if !is_ptr_var(prog, *dst) {
+                if let Some(ks) = set {
+                    // one state per value the object may hold (which it then
+                    // holds, if the field narrows)
+                    let narrow = self.narrow.contains(&field);
+                    return ks
+                        .into_iter()
+                        .map(|x| {
+                            let mut s = s.clone();
+                            if let (true, Atom::Pt { fields, data, .. }) = (narrow, &mut s.atoms[k])
+                            {
+                                fields[field.field] = Val::Int(x);
+                                data.retain(|(f, _)| *f != field.field);
+                            }
+                            s.set(*dst, int_val(var_ty(prog, *dst), Some(x)));
+                            s
+                        })
+                        .collect();
+                }
+                let v = match v {
+                    Some(Val::Int(x)) => int_val(var_ty(prog, *dst), Some(x)),
+                    _ => Val::Unknown,
+                };
+                s.set(*dst, v);
+                return vec![s];
+            }
+            let v = match v {
+                // an unknown pointer read gets a name, so two reads agree
+                Some(Val::Unknown) => {
+                    let n = s.fresh();
+                    if let Atom::Pt { fields, .. } = &mut s.atoms[k] {
+                        fields[field.field] = Val::Id(n);
+                    }
+                    Val::Id(n)
+                }
+                Some(v) => v,
+                None => Val::Unknown,
+            };
+            s.set(*dst, v);
+            vec![s]
+        })
+    }
+
+    /// `target->field = src`.
+    fn store(&self, h: &SymHeap, target: Val, field: FieldRef, src: &Expr) -> Vec<SymHeap> {
+        let prog = self.prog;
+        let field = &field;
+        let is_ptr_field = prog
+            .structs
+            .get(field.strukt)
+            .and_then(|d| d.fields.get(field.field))
+            .is_some_and(|f| f.ty.is_ptr());
+        // the value stored, and the values it may be one of (a comparison
+        // whose value is not known: 0 or 1)
+        let (v, set): (Val, Option<Vec<i64>>) = if is_ptr_field {
+            (value_of(prog, h, src).0, None)
+        } else {
+            let ty = prog
+                .structs
+                .get(field.strukt)
+                .and_then(|d| d.fields.get(field.field))
+                .map(|f| &f.ty);
+            let vals: Vec<Val> = int_choices(prog, h, src)
+                .into_iter()
+                .map(|v| int_val(ty, v))
+                .collect();
+            match vals.as_slice() {
+                [v] => (*v, None),
+                vs => {
+                    let ks: Option<Vec<i64>> = vs
+                        .iter()
+                        .map(|v| match v {
+                            Val::Int(k) => Some(*k),
+                            _ => None,
+                        })
+                        .collect();
+                    (Val::Unknown, ks)
+                }
+            }
+        };
+        self.access(h, target, *field, |mut s, k| {
+            if let Atom::Pt { fields, data, .. } = &mut s.atoms[k] {
+                fields[field.field] = v;
+                data.retain(|(f, _)| *f != field.field);
+                if let Some(ks) = &set {
+                    data.push((field.field, ks.clone()));
+                    data.sort();
+                    super::normalize_pt(fields, data);
+                }
+            }
+            vec![s]
+        })
+    }
+
+    /// The object and field a field address names: (the object's id, the field as a
+    /// field of the object's struct), when an atom allocates the object.
+    fn field_target(&self, h: &SymHeap, v: Val) -> Option<(Val, FieldRef)> {
+        let Val::Field(i, f) = v else {
+            return None;
+        };
+        let strukt = h.atoms.get(h.atom_at(i)?)?.strukt()?;
+        Some((
+            Val::Id(i),
+            FieldRef {
+                strukt,
+                field: f as usize,
+            },
+        ))
+    }
+
+    /// Applies `f` to each state where the object `target` points to is a `Pt` atom
+    /// (index given) of the field's struct: none when `target` is NULL (the access's
+    /// own check edge leads to the error), ⊤ when the object is not known.
     fn access(
         &self,
         h: &SymHeap,
-        ptr: VarId,
+        target: Val,
         field: FieldRef,
         f: impl Fn(SymHeap, usize) -> Vec<SymHeap>,
     ) -> Vec<SymHeap> {
-        let i = match h.get(ptr) {
+        let i = match target {
             Val::Null => return Vec::new(),
-            Val::Unknown | Val::Int(_) => return vec![SymHeap::top()],
+            Val::Unknown | Val::Int(_) | Val::Field(..) => return vec![SymHeap::top()],
             Val::Id(i) => i,
         };
         let Some(states) = focus(self.prog, h, i) else {
@@ -666,6 +742,8 @@ fn assume_eq(
             }
             _ if a == b => vec![h],
             _ if h.distinct(a, b) => Vec::new(),
+            // a field address is not substituted for an id (nor the other way)
+            (Val::Field(..), _) | (_, Val::Field(..)) => vec![h],
             (Val::Id(i), v) | (v, Val::Id(i)) => {
                 // keep an allocated id (the other is not allocated: not distinct)
                 let (i, v) = if h.allocated(i) {

@@ -236,7 +236,8 @@ fn models(c: &Conc, vs: &[VarId; 3], h: &SymHeap) -> bool {
             Val::Unknown => true,
             Val::Null => c.vars[i] == Cv::Null,
             Val::Id(k) => bind(&mut sig, k, c.vars[i]),
-            Val::Int(_) => false,
+            // the concrete heaps here hold no field addresses
+            Val::Int(_) | Val::Field(..) => false,
         };
         if !ok {
             return false;
@@ -259,7 +260,7 @@ fn match_val(sig: &mut std::collections::HashMap<Id, Cv>, t: Val, v: Cv) -> bool
         Val::Unknown => true,
         Val::Null => v == Cv::Null,
         Val::Id(k) => bind(sig, k, v),
-        Val::Int(_) => false,
+        Val::Int(_) | Val::Field(..) => false,
     }
 }
 
@@ -281,7 +282,7 @@ fn search(
             let v = |x: Val| match x {
                 Val::Null => Some(Cv::Null),
                 Val::Id(k) => sig.get(&k).copied(),
-                Val::Unknown | Val::Int(_) => None,
+                Val::Unknown | Val::Int(_) | Val::Field(..) => None,
             };
             match (v(a), v(b)) {
                 (Some(x), Some(y)) => x != y,
@@ -726,23 +727,29 @@ fn a_comparison_stored_in_a_field_is_one_value_set_not_two_states() {
 #[test]
 fn pooling_gives_every_piece_the_union_of_the_values() {
     let (prog, vs) = heap_prog();
-    let mut h = one_object(&prog, &vs);
-    if let Atom::Pt { fields, .. } = &mut h.atoms[0] {
-        fields[0] = Val::Id(1);
-        fields[2] = Val::Int(1);
-    }
-    h.atoms.push(Atom::Ls {
-        strukt: 0,
-        link: 0,
-        from: 1,
-        to: Val::Null,
-        data: vec![(2, vec![0])],
-    });
+    // a = #0 (d = `own`) ↦ ls(#1, NULL) whose objects hold 0 or 1
+    let state = |own: i64| {
+        let mut h = one_object(&prog, &vs);
+        if let Atom::Pt { fields, .. } = &mut h.atoms[0] {
+            fields[0] = Val::Id(1);
+            fields[2] = Val::Int(own);
+        }
+        h.atoms.push(Atom::Ls {
+            strukt: 0,
+            link: 0,
+            from: 1,
+            to: Val::Null,
+            data: vec![(2, vec![0, 1])],
+        });
+        h
+    };
     let d = FieldRef {
         strukt: 0,
         field: 2,
     };
-    let before = h.clone();
+    // a value the segment's objects may hold: the object gets the pool
+    let before = state(1);
+    let mut h = before.clone();
     super::cpa::pool_values(&mut h, d);
     assert!(matches!(&h.atoms[0], Atom::Pt { data, fields, .. }
         if data == &vec![(2, vec![0, 1])] && fields[2] == Val::Unknown));
@@ -750,6 +757,10 @@ fn pooling_gives_every_piece_the_union_of_the_values() {
     // pooling only forgets
     assert!(entail::entails(&before, &h));
     assert!(!entail::entails(&h, &before));
+    // a value of its own (2) is kept, as is the segment's set
+    let mut h = state(2);
+    super::cpa::pool_values(&mut h, d);
+    assert_eq!(h, state(2), "{}", h.render(&prog));
 }
 
 #[test]
@@ -796,4 +807,78 @@ fn a_split_field_keeps_an_object_with_another_value_out_of_the_segment() {
         field: 0,
     });
     assert!(prec.validate(&prog).is_err());
+}
+
+#[test]
+fn a_queue_with_a_pointer_to_its_last_link_field_is_followed() {
+    // glibc's STAILQ: `last` holds the address of the last `next` field (or of the
+    // head's `first`); inserting stores through it
+    let (prog, art, out) = explore(
+        "struct n { int d; struct n *next; };
+         struct q { struct n *first; struct n **last; };
+         int main() {
+           struct q q;
+           q.first = NULL; q.last = &q.first;
+           while (__VERIFIER_nondet_int()) {
+             struct n *x = malloc(sizeof(struct n));
+             if (!x) abort();
+             x->next = NULL; *q.last = x; q.last = &x->next;
+           }
+           if (q.first == NULL && q.last != &q.first) reach_error();
+           if (q.first != NULL && *q.last != NULL) reach_error();
+           struct n *p = q.first;
+           while (p) { struct n *t = p->next; free(p); p = t; }
+           return 0;
+         }",
+    );
+    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
+    assert!(art.nodes.iter().all(|n| !n.state.top));
+    let errors = art
+        .nodes
+        .iter()
+        .filter(|n| prog.graph[n.loc].kind == crate::cfa::LocKind::Error)
+        .count();
+    assert_eq!(errors, 0, "{}", prog.file.display());
+    assert!(art.nodes.iter().any(|n| n
+        .state
+        .vars
+        .iter()
+        .any(|(_, v)| matches!(v, Val::Field(..)))
+        || n.state
+            .atoms
+            .iter()
+            .any(|a| a.values().iter().any(|v| matches!(v, Val::Field(..))))));
+}
+
+#[test]
+fn field_addresses_are_renamed_matched_and_kept_apart() {
+    let (prog, vs) = heap_prog();
+    // a = #k ↦ {next: NULL, prev: NULL}, b = &#k.next, for two numberings of k
+    let state = |k: Id, f: u32| {
+        let mut h = SymHeap::initial();
+        h.set(vs[0], Val::Id(k));
+        h.set(vs[1], Val::Field(k, f));
+        h.atoms.push(Atom::Pt {
+            at: k,
+            strukt: 0,
+            fields: vec![Val::Null, Val::Null, Val::Unknown],
+            heap: true,
+            data: Vec::new(),
+        });
+        h.canonical()
+    };
+    assert_eq!(state(7, 0), state(3, 0), "{}", state(7, 0).render(&prog));
+    assert!(matches!(state(7, 0).get(vs[1]), Val::Field(0, 0)));
+    assert!(entail::entails(&state(7, 0), &state(3, 0)));
+    assert!(!entail::entails(&state(7, 0), &state(7, 1)));
+    // a field of a live object is no NULL and differs from another field of it
+    let h = state(7, 0);
+    assert!(h.distinct(Val::Field(0, 0), Val::Null));
+    assert!(h.distinct(Val::Field(0, 0), Val::Field(0, 1)));
+    assert!(!h.distinct(Val::Field(0, 0), Val::Id(0)));
+    // an id no atom allocates, named once by a field address, is any value
+    let mut g = SymHeap::initial();
+    g.set(vs[1], Val::Field(9, 0));
+    assert_eq!(g.canonical().get(vs[1]), Val::Unknown);
+    assert!(h.validate(&prog).is_ok());
 }
