@@ -152,6 +152,18 @@ enum Cv {
     Null,
     Addr(usize),
     Dangle(u8),
+    /// The address of field `prev` (1) of a cell; the address of `next` (offset 0) is
+    /// the cell's own address, `Addr` ([`fld`]).
+    Fld(usize, u8),
+}
+
+/// The address of field `f` of cell `i` (`next` is at offset 0: the cell's address).
+fn fld(i: usize, f: usize) -> Cv {
+    if f == 0 {
+        Cv::Addr(i)
+    } else {
+        Cv::Fld(i, f as u8)
+    }
 }
 
 /// A concrete heap over `struct n { struct n *next, *prev; int d; }`, three pointer
@@ -203,6 +215,7 @@ fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
         Cv::Null => Val::Null,
         Cv::Addr(i) => Val::Id(i as Id),
         Cv::Dangle(k) => Val::Id(100 + k as Id),
+        Cv::Fld(i, f) => Val::Field(i as Id, u32::from(f)),
     };
     let mut h = SymHeap::initial();
     for (i, x) in vs.iter().enumerate() {
@@ -235,9 +248,8 @@ fn models(c: &Conc, vs: &[VarId; 3], h: &SymHeap) -> bool {
         let ok = match h.get(*x) {
             Val::Unknown => true,
             Val::Null => c.vars[i] == Cv::Null,
-            Val::Id(k) => bind(&mut sig, k, c.vars[i]),
-            // the concrete heaps here hold no field addresses
-            Val::Int(_) | Val::Field(..) => false,
+            Val::Int(_) => false,
+            t => match_val(&mut sig, t, c.vars[i]),
         };
         if !ok {
             return false;
@@ -256,11 +268,14 @@ fn bind(sig: &mut std::collections::HashMap<Id, Cv>, k: Id, v: Cv) -> bool {
 }
 
 fn match_val(sig: &mut std::collections::HashMap<Id, Cv>, t: Val, v: Cv) -> bool {
-    match t {
-        Val::Unknown => true,
-        Val::Null => v == Cv::Null,
-        Val::Id(k) => bind(sig, k, v),
-        Val::Int(_) | Val::Field(..) => false,
+    match (t, v) {
+        (Val::Unknown, _) => true,
+        (Val::Null, v) => v == Cv::Null,
+        (Val::Id(k), v) => bind(sig, k, v),
+        // `&k->next` is k's own address
+        (Val::Field(k, 0), Cv::Addr(i)) => bind(sig, k, Cv::Addr(i)),
+        (Val::Field(k, f), Cv::Fld(i, g)) => u32::from(g) == f && bind(sig, k, Cv::Addr(i)),
+        (Val::Field(..) | Val::Int(_), _) => false,
     }
 }
 
@@ -282,7 +297,11 @@ fn search(
             let v = |x: Val| match x {
                 Val::Null => Some(Cv::Null),
                 Val::Id(k) => sig.get(&k).copied(),
-                Val::Unknown | Val::Int(_) | Val::Field(..) => None,
+                Val::Field(k, f) => match sig.get(&k) {
+                    Some(Cv::Addr(i)) => Some(fld(*i, f as usize)),
+                    _ => None,
+                },
+                Val::Unknown | Val::Int(_) => None,
             };
             match (v(a), v(b)) {
                 (Some(x), Some(y)) => x != y,
@@ -416,6 +435,7 @@ fn cv(n: usize) -> impl Strategy<Value = Cv> {
         2 => Just(Cv::Null),
         4 => (0..n.max(1)).prop_map(Cv::Addr),
         1 => (0u8..2).prop_map(Cv::Dangle),
+        1 => (0..n.max(1), 0usize..2).prop_map(|(i, f)| fld(i, f)),
     ]
 }
 
@@ -544,7 +564,7 @@ proptest! {
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..15, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool) {
+    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..18, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool) {
         let (prog, vs) = heap_prog();
         let iv = int_var(&prog);
         let dfield = FieldRef { strukt: 0, field: 2 };
@@ -582,6 +602,39 @@ proptest! {
             10 => {
                 let ok = c.live(c.vars[y]).map(|i| d.v = c.cells[i].map_or(0, |o| o.1)).is_some();
                 (Op::Load { dst: iv, ptr: vs[y], field: dfield }, ok)
+            }
+            15 => {
+                let ok = c.live(c.vars[y]).map(|i| d.vars[x] = fld(i, f)).is_some();
+                (Op::FieldAddr { dst: vs[x], ptr: vs[y], field }, ok)
+            }
+            16 => {
+                // `x = *y` through a field address of a live cell
+                let cell = match c.vars[y] {
+                    Cv::Addr(i) => Some((i, 0)),
+                    Cv::Fld(i, g) => Some((i, g as usize)),
+                    _ => None,
+                };
+                let ok = cell
+                    .and_then(|(i, g)| c.cells.get(i).copied().flatten().map(|o| d.vars[x] = o.0[g]))
+                    .is_some();
+                (Op::LoadIndirect { dst: vs[x], ptr: vs[y] }, ok)
+            }
+            17 => {
+                let cell = match c.vars[x] {
+                    Cv::Addr(i) => Some((i, 0)),
+                    Cv::Fld(i, g) => Some((i, g as usize)),
+                    _ => None,
+                };
+                let ok = match cell {
+                    Some((i, g)) if c.cells.get(i).is_some_and(|o| o.is_some()) => {
+                        if let Some(o) = &mut d.cells[i] {
+                            o.0[g] = c.vars[y];
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+                (Op::StoreIndirect { ptr: vs[x], src: var(y) }, ok)
             }
             13 => {
                 // a comparison whose value the domain may not know: 0 or 1
