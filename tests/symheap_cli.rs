@@ -69,6 +69,14 @@ fn a_glibc_stailq_is_proved_through_field_addresses() {
         &["--shape-domain", "symheap"],
     );
     assert!(out.contains("track job.data"), "{out}");
+    // LIST and TAILQ link back by field address (`le_prev`, `tqe_prev`): segments
+    // whose links back are `&prev->next`
+    for t in ["real/q_list_remove.c", "real/q_tailq_insert.c"] {
+        assert_safe_with_checked_certificate(&bench(t), &["--shape-domain", "symheap"]);
+    }
+    for t in ["real/q_list_remove_bug.c", "real/q_tailq_insert_bug.c"] {
+        assert_unsafe_with_replay_using(&bench(t), &["--shape-domain", "symheap"], None);
+    }
 }
 
 #[test]
@@ -220,6 +228,14 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
                 let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
                 let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
                 d["Dls"]["data"] = json!([[0, [7]]]);
+            }),
+        ),
+        (
+            "a segment whose links back claim to be field addresses",
+            Box::new(move |b| {
+                let a = b["nodes"][dls]["state"][0]["atoms"].as_array_mut().unwrap();
+                let d = a.iter_mut().find(|x| x.get("Dls").is_some()).unwrap();
+                d["Dls"]["by_field"] = json!(true);
             }),
         ),
         (

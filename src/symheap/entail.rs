@@ -59,6 +59,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                         last,
                         fwd,
                         data,
+                        by_field,
                     } = a
                     else {
                         continue;
@@ -67,7 +68,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                     let Some(&Val::Id(j)) = m.map.get(last) else {
                         continue;
                     };
-                    if !m.dls_back(*strukt, (*next, *prev), j, *first, *back, *fwd) {
+                    if !m.dls_back(*strukt, (*next, *prev, *by_field), j, *first, *back, *fwd) {
                         return false;
                     }
                 }
@@ -94,6 +95,10 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         _ => false,
     })
 }
+
+/// A doubly-linked segment's `next` and `prev` fields, and whether its links back
+/// are field addresses.
+type DlsLinks = (usize, usize, bool);
 
 struct Matcher<'a> {
     s: &'a SymHeap,
@@ -234,10 +239,11 @@ impl Matcher<'_> {
                 last,
                 fwd,
                 data,
+                by_field,
                 ..
             } => {
                 self.want = data.clone();
-                self.dls(*strukt, (*next, *prev), j, *back, *last, *fwd)
+                self.dls(*strukt, (*next, *prev, *by_field), j, *back, *last, *fwd)
             }
         }
     }
@@ -344,7 +350,7 @@ impl Matcher<'_> {
     fn dls_step(
         &mut self,
         strukt: usize,
-        (next, prev): (usize, usize),
+        (next, prev, bf): DlsLinks,
         cur: Id,
     ) -> Option<(Val, Id, Val, usize)> {
         let k = self.piece_at(cur)?;
@@ -362,8 +368,11 @@ impl Matcher<'_> {
                 back,
                 last,
                 fwd,
+                by_field,
                 ..
-            } if *s2 == strukt && *n2 == next && *p2 == prev => (*back, *last, *fwd, 2),
+            } if *s2 == strukt && *n2 == next && *p2 == prev && *by_field == bf => {
+                (*back, *last, *fwd, 2)
+            }
             _ => return None,
         };
         if !self.satisfies(k) {
@@ -376,7 +385,7 @@ impl Matcher<'_> {
     fn dls(
         &mut self,
         strukt: usize,
-        links: (usize, usize),
+        links: DlsLinks,
         j: Id,
         back: Val,
         last: Id,
@@ -422,9 +431,10 @@ impl Matcher<'_> {
                 }
             }
             // the next piece must link back to the current last object
+            let to_l = super::back_link(links.2, links.0, l);
             let back_ok = self.piece_at(n).is_some_and(|k| match &self.s.atoms[k] {
-                Atom::Pt { fields, .. } => fields.get(links.1) == Some(&Val::Id(l)),
-                Atom::Dls { back, .. } => *back == Val::Id(l),
+                Atom::Pt { fields, .. } => fields.get(links.1) == Some(&to_l),
+                Atom::Dls { back, .. } => *back == to_l,
                 _ => false,
             });
             let step = if back_ok {
@@ -451,7 +461,7 @@ impl Matcher<'_> {
     fn dls_end_at(
         &self,
         strukt: usize,
-        (next, prev): (usize, usize),
+        (next, prev, bf): DlsLinks,
         cur: Id,
     ) -> Option<(usize, Id, Val, Val, usize)> {
         self.s.atoms.iter().enumerate().find_map(|(k, a)| {
@@ -476,8 +486,14 @@ impl Matcher<'_> {
                     back,
                     last,
                     fwd,
+                    by_field,
                     ..
-                } if *last == cur && *s2 == strukt && *n2 == next && *p2 == prev => {
+                } if *last == cur
+                    && *s2 == strukt
+                    && *n2 == next
+                    && *p2 == prev
+                    && *by_field == bf =>
+                {
                     Some((k, *first, *back, *fwd, 2))
                 }
                 _ => None,
@@ -490,7 +506,7 @@ impl Matcher<'_> {
     fn dls_back(
         &mut self,
         strukt: usize,
-        links: (usize, usize),
+        links: DlsLinks,
         j: Id,
         first: Id,
         back: Val,
@@ -510,7 +526,7 @@ impl Matcher<'_> {
             if count >= 2 && wanted == Some(Val::Id(f)) {
                 break;
             }
-            let Val::Id(p) = b else {
+            let Some(p) = super::back_target(links.2, links.0, b) else {
                 if may_stop {
                     break;
                 }
@@ -551,21 +567,25 @@ impl Matcher<'_> {
 
     /// Whether the object at `n` has a next object (a piece starting at its `next`)
     /// whose `prev` is `n`.
-    fn links_back_to(&self, (next, prev): (usize, usize), n: Id) -> bool {
+    fn links_back_to(&self, (next, prev, bf): DlsLinks, n: Id) -> bool {
         let Some(Val::Id(x)) = self.field_of(n, next) else {
             return false;
         };
+        let to_n = super::back_link(bf, next, n);
         self.s.atoms.iter().any(|a| match a {
-            Atom::Pt { at, fields, .. } => *at == x && fields.get(prev) == Some(&Val::Id(n)),
-            Atom::Dls { first, back, .. } => *first == x && *back == Val::Id(n),
+            Atom::Pt { at, fields, .. } => *at == x && fields.get(prev) == Some(&to_n),
+            Atom::Dls { first, back, .. } => *first == x && *back == to_n,
             _ => false,
         })
     }
 
     /// Whether the object at `p` has a previous object (a piece ending at its `prev`)
     /// whose `next` is `p`.
-    fn links_forward_to(&self, (next, prev): (usize, usize), p: Id) -> bool {
-        let Some(Val::Id(x)) = self.field_of(p, prev) else {
+    fn links_forward_to(&self, (next, prev, bf): DlsLinks, p: Id) -> bool {
+        let Some(x) = self
+            .field_of(p, prev)
+            .and_then(|v| super::back_target(bf, next, v))
+        else {
             return false;
         };
         self.s.atoms.iter().any(|a| match a {

@@ -152,11 +152,26 @@ pub fn self_links(prog: &Program, s: StructId) -> Vec<usize> {
     })
 }
 
+/// The fields of `s` of type `s **` (candidate links back by field address).
+pub fn back_field_links(prog: &Program, s: StructId) -> Vec<usize> {
+    prog.structs.get(s).map_or_else(Vec::new, |d| {
+        d.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                matches!(&f.ty, crate::cfa::Ty::Ptr(inner) if inner.pointee_struct() == Some(s))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    })
+}
+
 /// A doubly-linked piece: (first, back, last, fwd, is a segment).
 type Piece = (Id, Val, Id, Val, bool);
 
-/// The atom as a doubly-linked piece over (`next`, `prev`) of struct `s`.
-fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
+/// The atom as a doubly-linked piece over (`next`, `prev`) of struct `s`, its links
+/// back field addresses if `by_field`.
+fn dll_piece(a: &Atom, (s, next, prev, by_field): Links) -> Option<Piece> {
     match a {
         Atom::Pt {
             at,
@@ -173,8 +188,11 @@ fn dll_piece(a: &Atom, s: StructId, next: usize, prev: usize) -> Option<Piece> {
             back,
             last,
             fwd,
+            by_field: bf,
             ..
-        } if *strukt == s && *n == next && *p == prev => Some((*first, *back, *last, *fwd, true)),
+        } if *strukt == s && *n == next && *p == prev && *bf == by_field => {
+            Some((*first, *back, *last, *fwd, true))
+        }
         _ => None,
     }
 }
@@ -228,12 +246,18 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     structs.dedup();
     for &s in &structs {
         let links = self_links(prog, s);
+        let backs = back_field_links(prog, s);
         for &next in &links {
-            for &prev in &links {
+            let prevs = links
+                .iter()
+                .map(|&p| (p, false))
+                .chain(backs.iter().map(|&p| (p, true)));
+            for (prev, by_field) in prevs {
                 if next == prev {
                     continue;
                 }
-                if let Some(out) = merge_dll(h, prec, (s, next, prev), &by_first, &rc1) {
+                let l = (s, next, prev, by_field);
+                if let Some(out) = merge_dll(h, prec, l, &by_first, &rc1) {
                     return Some(out);
                 }
             }
@@ -249,19 +273,24 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     None
 }
 
+/// A doubly-linked list's struct, `next` and `prev` fields, and whether its links
+/// back are field addresses.
+type Links = (StructId, usize, usize, bool);
+
 fn merge_dll(
     h: &SymHeap,
     prec: &SymPrec,
-    (s, next, prev): (StructId, usize, usize),
+    links: Links,
     by_first: &HashMap<Id, usize>,
     rc1: &dyn Fn(Id, usize) -> bool,
 ) -> Option<SymHeap> {
+    let (s, next, prev, by_field) = links;
     // the piece following piece k, linked back to it
     let follow = |k: usize, p: &Piece| -> Option<(usize, Piece)> {
         let Val::Id(f2) = p.3 else { return None };
         let &k2 = by_first.get(&f2)?;
-        let p2 = dll_piece(&h.atoms[k2], s, next, prev)?;
-        (k2 != k && p2.0 == f2 && p2.1 == Val::Id(p.2)).then_some((k2, p2))
+        let p2 = dll_piece(&h.atoms[k2], links)?;
+        (k2 != k && p2.0 == f2 && p2.1 == super::back_link(by_field, next, p.2)).then_some((k2, p2))
     };
     // an object that becomes a segment's last must be referenced only by the links
     // around it (a variable or another field pointing to it makes it the first
@@ -272,7 +301,7 @@ fn merge_dll(
         rc1(f, 1 + usize::from(back_in))
     };
     for (k1, a) in h.atoms.iter().enumerate() {
-        let Some(p1) = dll_piece(a, s, next, prev) else {
+        let Some(p1) = dll_piece(a, links) else {
             continue;
         };
         let Some((k2, p2)) = follow(k1, &p1) else {
@@ -323,6 +352,7 @@ fn merge_dll(
             last,
             fwd,
             data,
+            by_field,
         });
         return Some(out);
     }
@@ -380,7 +410,7 @@ fn merge_sll(
         if k2 == k1 || !rc1(b, 1) {
             continue;
         }
-        let inside = |v: &Val| *v == Val::Id(a1) || *v == Val::Id(b);
+        let inside = |v: &Val| v.base() == Some(a1) || v.base() == Some(b);
         if others1.iter().chain(&others2).any(inside)
             || !prec.agree(s, &piece_data(a), &piece_data(&h.atoms[k2]))
         {

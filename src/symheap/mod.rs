@@ -140,7 +140,31 @@ pub enum Atom {
         fwd: Val,
         #[serde(default)]
         data: Facts,
+        /// The links back are field addresses: cᵢ₊₁.prev = &cᵢ.next (glibc's LIST and
+        /// TAILQ `le_prev`/`tqe_prev`, the kernel's `hlist` `pprev`), and `back` is
+        /// what c₁.prev holds.
+        #[serde(default)]
+        by_field: bool,
     },
+}
+
+/// The value a doubly-linked segment's `prev` link holds for the previous object `x`:
+/// `x`, or `&x->next` where the links back are field addresses.
+pub fn back_link(by_field: bool, next: usize, x: Id) -> Val {
+    if by_field {
+        Val::Field(x, next as u32)
+    } else {
+        Val::Id(x)
+    }
+}
+
+/// The previous object a `prev` link `v` names (the inverse of [`back_link`]).
+pub fn back_target(by_field: bool, next: usize, v: Val) -> Option<Id> {
+    match (by_field, v) {
+        (false, Val::Id(x)) => Some(x),
+        (true, Val::Field(x, f)) if f as usize == next => Some(x),
+        _ => None,
+    }
 }
 
 impl Atom {
@@ -564,6 +588,13 @@ impl SymHeap {
                 .and_then(|d| d.fields.get(f))
                 .is_some_and(|f| f.ty.pointee_struct() == Some(s))
         };
+        // a field `s **` (a link back by field address)
+        let is_ptr_ptr_field = |s: StructId, f: usize| {
+            prog.structs
+                .get(s)
+                .and_then(|d| d.fields.get(f))
+                .is_some_and(|f| matches!(&f.ty, crate::cfa::Ty::Ptr(inner) if inner.pointee_struct() == Some(s)))
+        };
         let mut addrs = std::collections::HashSet::new();
         for a in &self.atoms {
             match a {
@@ -607,12 +638,15 @@ impl SymHeap {
                     next,
                     prev,
                     data,
+                    by_field,
                     ..
                 } => {
-                    if next == prev
-                        || !is_ptr_field(*strukt, *next)
-                        || !is_ptr_field(*strukt, *prev)
-                    {
+                    let prev_ok = if *by_field {
+                        is_ptr_ptr_field(*strukt, *prev)
+                    } else {
+                        is_ptr_field(*strukt, *prev)
+                    };
+                    if next == prev || !is_ptr_field(*strukt, *next) || !prev_ok {
                         return Err("a segment's links are no two fields to its own struct".into());
                     }
                     check_data(prog, *strukt, data)?;
@@ -717,9 +751,11 @@ impl SymHeap {
                     last,
                     fwd,
                     data,
+                    by_field,
                 } => format!(
-                    "dls[{},{}](#{first},{},#{last},{}){}",
+                    "dls[{},{}{}](#{first},{},#{last},{}){}",
                     field(*strukt, *next),
+                    if *by_field { "&" } else { "" },
                     field(*strukt, *prev),
                     v(back),
                     v(fwd),

@@ -205,6 +205,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             last,
             fwd,
             data,
+            by_field,
         } => {
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
             let cell = |n: Val, p: Val| {
@@ -213,11 +214,12 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                 f[prev] = p;
                 f
             };
+            let link = |x: Id| super::back_link(by_field, next, x);
             // exactly two objects
             let mut two = h.clone();
             two.atoms[k] = pt(first, strukt, cell(Val::Id(last), back), &data);
             two.atoms
-                .push(pt(last, strukt, cell(fwd, Val::Id(first)), &data));
+                .push(pt(last, strukt, cell(fwd, link(first)), &data));
             out.push(two);
             let n = h.fresh();
             let mut more = h.clone();
@@ -228,13 +230,14 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     next,
                     prev,
                     first: n,
-                    back: Val::Id(first),
+                    back: link(first),
                     last,
                     fwd,
                     data: data.clone(),
+                    by_field,
                 });
             } else {
-                more.atoms[k] = pt(last, strukt, cell(fwd, Val::Id(n)), &data);
+                more.atoms[k] = pt(last, strukt, cell(fwd, link(n)), &data);
                 more.atoms.push(Atom::Dls {
                     strukt,
                     next,
@@ -244,6 +247,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     last: n,
                     fwd: Val::Id(last),
                     data: data.clone(),
+                    by_field,
                 });
             }
             out.push(more);

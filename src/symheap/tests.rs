@@ -382,8 +382,17 @@ fn search(
                 last,
                 fwd,
                 data: fs,
+                by_field,
                 ..
             } => {
+                // what the next object's `prev` holds for object l
+                let back_to = |l: usize| {
+                    if *by_field {
+                        fld(l, *next)
+                    } else {
+                        Cv::Addr(l)
+                    }
+                };
                 let mut chain = vec![i];
                 loop {
                     let l = chain[chain.len() - 1];
@@ -401,7 +410,7 @@ fn search(
                     }
                     match c.live(nv) {
                         Some(j)
-                            if !chain.contains(&j) && !used[j] && cell(j)[*prev] == Cv::Addr(l) =>
+                            if !chain.contains(&j) && !used[j] && cell(j)[*prev] == back_to(l) =>
                         {
                             chain.push(j)
                         }
@@ -934,4 +943,133 @@ fn field_addresses_are_renamed_matched_and_kept_apart() {
     g.set(vs[1], Val::Field(9, 0));
     assert_eq!(g.canonical().get(vs[1]), Val::Unknown);
     assert!(h.validate(&prog).is_ok());
+}
+
+/// `heap_prog` with `prev` declared `struct n **` (glibc LIST's `le_prev`, the
+/// kernel's `hlist` `pprev`): the concrete cells' second field holds `&x->next`, which
+/// is `x` itself (offset 0).
+fn pprev_prog() -> (Program, [VarId; 3]) {
+    let prog = parse_c(
+        "struct n { struct n *next; struct n **prev; int d; };\nstruct n *a, *b, *c;\nint v;\nint main() { return 0; }\n",
+    );
+    let var = |name: &str| {
+        prog.vars
+            .iter()
+            .position(|v| v.name == name)
+            .unwrap_or_else(|| panic!("no variable {name}"))
+    };
+    let vs = [var("a"), var("b"), var("c")];
+    (prog, vs)
+}
+
+/// A LIST of `len` cells from `a`: cell i's `prev` holds `&cell[i-1].next` (the first
+/// one's NULL), as the symbolic heap and as the concrete heap.
+fn pprev_list(len: usize, vs: &[VarId; 3]) -> (SymHeap, Conc) {
+    let mut h = SymHeap::initial();
+    let mut cells = Vec::new();
+    for i in 0..len {
+        let next = if i + 1 < len {
+            Cv::Addr(i + 1)
+        } else {
+            Cv::Null
+        };
+        let prev = if i > 0 { fld(i - 1, 0) } else { Cv::Null };
+        cells.push(Some(([next, prev], 0)));
+        h.atoms.push(Atom::Pt {
+            at: i as Id,
+            strukt: 0,
+            fields: vec![
+                if i + 1 < len {
+                    Val::Id(i as Id + 1)
+                } else {
+                    Val::Null
+                },
+                if i > 0 {
+                    Val::Field(i as Id - 1, 0)
+                } else {
+                    Val::Null
+                },
+                Val::Unknown,
+            ],
+            heap: true,
+            data: Vec::new(),
+        });
+    }
+    let head = if len > 0 { Cv::Addr(0) } else { Cv::Null };
+    h.set(vs[0], if len > 0 { Val::Id(0) } else { Val::Null });
+    let c = Conc {
+        cells,
+        vars: [head, Cv::Null, Cv::Null],
+        v: 0,
+    };
+    (h, c)
+}
+
+#[test]
+fn a_list_linked_back_by_field_addresses_folds_into_one_segment() {
+    let (prog, vs) = pprev_prog();
+    let mut folded = Vec::new();
+    for len in 1..8 {
+        let (h, c) = pprev_list(len, &vs);
+        let f = fold::fold(&prog, h.clone());
+        // sound: the folded form still has the concrete list among its models
+        assert!(models(&c, &vs, &f), "{len}: {}", f.render(&prog));
+        assert!(entail::entails(&h.canonical(), &f), "{len}");
+        if len >= 3 {
+            assert!(
+                f.atoms
+                    .iter()
+                    .any(|a| matches!(a, Atom::Dls { by_field: true, .. })),
+                "{len}: {}",
+                f.render(&prog)
+            );
+            assert!(f.validate(&prog).is_ok(), "{len}");
+        }
+        folded.push(f);
+    }
+    // the folded form of a long list covers the longer ones, and not a shorter one
+    for (k, f) in folded.iter().enumerate().skip(3) {
+        assert!(entail::entails(f, &folded[2]), "{k}");
+    }
+    assert!(!entail::entails(&folded[0], &folded[2]));
+}
+
+#[test]
+fn a_linux_style_hlist_with_pprev_needs_no_refinement() {
+    let (prog, art, out) = explore(
+        "struct n { struct n *next; struct n **pprev; };
+         struct head { struct n *first; };
+         int main() {
+           struct head h; h.first = NULL;
+           while (__VERIFIER_nondet_int()) {
+             struct n *x = malloc(sizeof(struct n));
+             if (!x) abort();
+             x->next = h.first;
+             if (h.first) h.first->pprev = &x->next;
+             h.first = x; x->pprev = &h.first;
+           }
+           for (struct n *p = h.first; p; p = p->next)
+             if (*p->pprev != p) reach_error();
+           while (h.first) {
+             struct n *x = h.first;
+             *x->pprev = x->next;
+             if (x->next) x->next->pprev = x->pprev;
+             free(x);
+           }
+           return 0;
+         }",
+    );
+    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
+    assert!(art.nodes.iter().all(|n| !n.state.top));
+    let errors = art
+        .nodes
+        .iter()
+        .filter(|n| prog.graph[n.loc].kind == crate::cfa::LocKind::Error)
+        .count();
+    assert_eq!(errors, 0, "{}", prog.file.display());
+    assert!(art.nodes.iter().any(|n| n
+        .state
+        .atoms
+        .iter()
+        .any(|a| matches!(a, Atom::Dls { by_field: true, .. }))));
 }
