@@ -282,6 +282,26 @@ fn match_val(sig: &mut std::collections::HashMap<Id, Cv>, t: Val, v: Cv) -> bool
 /// One way an atom covers objects: the objects and the values it binds.
 type Way = (Vec<usize>, Vec<(Val, Cv)>);
 
+/// Whether `h`'s disequalities hold under the binding `sig` (those whose sides it
+/// does not bind hold for some choice).
+fn disequalities_hold(h: &SymHeap, sig: &std::collections::HashMap<Id, Cv>) -> bool {
+    h.neq.iter().all(|&(a, b)| {
+        let v = |x: Val| match x {
+            Val::Null => Some(Cv::Null),
+            Val::Id(k) => sig.get(&k).copied(),
+            Val::Field(k, f) => match sig.get(&k) {
+                Some(Cv::Addr(i)) => Some(fld(*i, f as usize)),
+                _ => None,
+            },
+            Val::Unknown | Val::Int(_) => None,
+        };
+        match (v(a), v(b)) {
+            (Some(x), Some(y)) => x != y,
+            _ => true,
+        }
+    })
+}
+
 fn search(
     c: &Conc,
     h: &SymHeap,
@@ -293,21 +313,7 @@ fn search(
         .filter(|&k| !done[k])
         .max_by_key(|&k| sig.contains_key(&h.atoms[k].start()));
     let Some(k) = pick else {
-        return h.neq.iter().all(|&(a, b)| {
-            let v = |x: Val| match x {
-                Val::Null => Some(Cv::Null),
-                Val::Id(k) => sig.get(&k).copied(),
-                Val::Field(k, f) => match sig.get(&k) {
-                    Some(Cv::Addr(i)) => Some(fld(*i, f as usize)),
-                    _ => None,
-                },
-                Val::Unknown | Val::Int(_) => None,
-            };
-            match (v(a), v(b)) {
-                (Some(x), Some(y)) => x != y,
-                _ => true,
-            }
-        });
+        return disequalities_hold(h, &sig);
     };
     let a = &h.atoms[k];
     let starts: Vec<usize> = match sig.get(&a.start()) {
