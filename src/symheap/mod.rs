@@ -588,13 +588,6 @@ impl SymHeap {
                 .and_then(|d| d.fields.get(f))
                 .is_some_and(|f| f.ty.pointee_struct() == Some(s))
         };
-        // a field `s **` (a link back by field address)
-        let is_ptr_ptr_field = |s: StructId, f: usize| {
-            prog.structs
-                .get(s)
-                .and_then(|d| d.fields.get(f))
-                .is_some_and(|f| matches!(&f.ty, crate::cfa::Ty::Ptr(inner) if inner.pointee_struct() == Some(s)))
-        };
         let mut addrs = std::collections::HashSet::new();
         for a in &self.atoms {
             match a {
@@ -642,7 +635,7 @@ impl SymHeap {
                     ..
                 } => {
                     let prev_ok = if *by_field {
-                        is_ptr_ptr_field(*strukt, *prev)
+                        fold::back_field_links(prog, *strukt).contains(prev)
                     } else {
                         is_ptr_field(*strukt, *prev)
                     };

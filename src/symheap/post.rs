@@ -410,11 +410,7 @@ impl Post<'_> {
                 }
                 vec![out]
             }
-            Op::Nondet { dst } => {
-                let mut out = h.clone();
-                out.set(*dst, Val::Unknown);
-                vec![out]
-            }
+            Op::Nondet { dst } => forget(h, *dst),
             // `dst = &ptr->field`: the field's address (of a known object), else any
             Op::FieldAddr { dst, ptr, field } => match h.get(*ptr) {
                 Val::Id(i) if is_ptr_var(prog, *dst) && h.allocated(i) => {
@@ -424,20 +420,12 @@ impl Post<'_> {
                         vec![s]
                     })
                 }
-                _ => {
-                    let mut out = h.clone();
-                    out.set(*dst, Val::Unknown);
-                    vec![out]
-                }
+                _ => forget(h, *dst),
             },
             // `dst = *ptr` through a field address is a load of that field
             Op::LoadIndirect { dst, ptr } => match self.field_target(h, h.get(*ptr)) {
                 Some((target, field)) => self.load(h, target, *dst, field),
-                None => {
-                    let mut out = h.clone();
-                    out.set(*dst, Val::Unknown);
-                    vec![out]
-                }
+                None => forget(h, *dst),
             },
             // `*ptr = src` through a field address is a store to that field; through
             // anything else it may write anywhere
@@ -679,6 +667,13 @@ impl Post<'_> {
         }
         out
     }
+}
+
+/// `h` with `dst` holding any value.
+fn forget(h: &SymHeap, dst: VarId) -> Vec<SymHeap> {
+    let mut out = h.clone();
+    out.set(dst, Val::Unknown);
+    vec![out]
 }
 
 /// The states of `h` in which `cond` has truth value `truth`: pointer comparisons
