@@ -141,12 +141,7 @@ impl Abstraction for SymHeapAbstraction {
             )
         };
         for f in fields {
-            let is_int = prog
-                .structs
-                .get(f.strukt)
-                .and_then(|d| d.fields.get(f.field))
-                .is_some_and(|d| d.ty.is_int());
-            if !is_int {
+            if !crate::symheap::fold::is_int_field(prog, f) {
                 continue;
             }
             let name = name(f);

@@ -54,12 +54,7 @@ impl SymPrec {
     /// certificates).
     pub fn validate(&self, prog: &Program) -> Result<(), String> {
         for r in self.track.iter().chain(&self.split) {
-            let ok = prog
-                .structs
-                .get(r.strukt)
-                .and_then(|d| d.fields.get(r.field))
-                .is_some_and(|f| f.ty.is_int());
-            if !ok {
+            if !is_int_field(prog, *r) {
                 return Err(format!(
                     "precision field {}.{} is no integer field",
                     r.strukt, r.field
@@ -68,6 +63,14 @@ impl SymPrec {
         }
         Ok(())
     }
+}
+
+/// Whether `r` is an integer field of a struct of `prog` (what a precision may name).
+pub fn is_int_field(prog: &Program, r: FieldRef) -> bool {
+    prog.structs
+        .get(r.strukt)
+        .and_then(|d| d.fields.get(r.field))
+        .is_some_and(|f| f.ty.is_int())
 }
 
 /// The canonical, folded form of `h` under the empty precision.

@@ -877,6 +877,19 @@ fn a_split_field_keeps_an_object_with_another_value_out_of_the_segment() {
     assert!(prec.validate(&prog).is_err());
 }
 
+/// The symbolic heaps alone explored `prog` completely, never went ⊤ and reached no
+/// error location.
+fn assert_proved(prog: &Program, art: &Art<SymHeap>, out: &BuildOutcome) {
+    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
+    assert!(art.nodes.iter().all(|n| !n.state.top));
+    let errors = art
+        .nodes
+        .iter()
+        .filter(|n| prog.graph[n.loc].kind == crate::cfa::LocKind::Error)
+        .count();
+    assert_eq!(errors, 0, "{}", prog.file.display());
+}
+
 #[test]
 fn a_queue_with_a_pointer_to_its_last_link_field_is_followed() {
     // glibc's STAILQ: `last` holds the address of the last `next` field (or of the
@@ -899,14 +912,7 @@ fn a_queue_with_a_pointer_to_its_last_link_field_is_followed() {
            return 0;
          }",
     );
-    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
-    assert!(art.nodes.iter().all(|n| !n.state.top));
-    let errors = art
-        .nodes
-        .iter()
-        .filter(|n| prog.graph[n.loc].kind == crate::cfa::LocKind::Error)
-        .count();
-    assert_eq!(errors, 0, "{}", prog.file.display());
+    assert_proved(&prog, &art, &out);
     assert!(art.nodes.iter().any(|n| n
         .state
         .vars
@@ -1065,14 +1071,7 @@ fn a_linux_style_hlist_with_pprev_needs_no_refinement() {
            return 0;
          }",
     );
-    assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
-    assert!(art.nodes.iter().all(|n| !n.state.top));
-    let errors = art
-        .nodes
-        .iter()
-        .filter(|n| prog.graph[n.loc].kind == crate::cfa::LocKind::Error)
-        .count();
-    assert_eq!(errors, 0, "{}", prog.file.display());
+    assert_proved(&prog, &art, &out);
     assert!(art.nodes.iter().any(|n| n
         .state
         .atoms
