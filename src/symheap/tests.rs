@@ -188,9 +188,14 @@ impl Conc {
 /// The program the concrete heaps live in: struct 0 with fields next, prev, d;
 /// variables `a`, `b`, `c`.
 fn heap_prog() -> (Program, [VarId; 3]) {
-    let prog = parse_c(
-        "struct n { struct n *next; struct n *prev; int d; };\nstruct n *a, *b, *c;\nint v;\nint main() { return 0; }\n",
-    );
+    prog_with_prev("struct n *")
+}
+
+/// The concrete heaps' program with `prev` of type `prev_ty`.
+fn prog_with_prev(prev_ty: &str) -> (Program, [VarId; 3]) {
+    let prog = parse_c(&format!(
+        "struct n {{ struct n *next; {prev_ty}prev; int d; }};\nstruct n *a, *b, *c;\nint v;\nint main() {{ return 0; }}\n"
+    ));
     let var = |name: &str| {
         prog.vars
             .iter()
@@ -961,17 +966,7 @@ fn field_addresses_are_renamed_matched_and_kept_apart() {
 /// kernel's `hlist` `pprev`): the concrete cells' second field holds `&x->next`, which
 /// is `x` itself (offset 0).
 fn pprev_prog() -> (Program, [VarId; 3]) {
-    let prog = parse_c(
-        "struct n { struct n *next; struct n **prev; int d; };\nstruct n *a, *b, *c;\nint v;\nint main() { return 0; }\n",
-    );
-    let var = |name: &str| {
-        prog.vars
-            .iter()
-            .position(|v| v.name == name)
-            .unwrap_or_else(|| panic!("no variable {name}"))
-    };
-    let vs = [var("a"), var("b"), var("c")];
-    (prog, vs)
+    prog_with_prev("struct n **")
 }
 
 /// A LIST of `len` cells from `a`: cell i's `prev` holds `&cell[i-1].next` (the first
