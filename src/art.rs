@@ -139,7 +139,85 @@ pub struct Art<S> {
     pub nodes: Vec<ArtNode<S>>,
     waitlist: VecDeque<ArtId>,
     #[serde(skip)]
-    by_loc: FxHashMap<(Node, Vec<EdgeId>), Vec<ArtId>>,
+    by_loc: FxHashMap<(Node, Vec<EdgeId>), LocNodes>,
+    /// Per node, [`Digest`] of its fingerprint (dense: scanning candidates reads
+    /// these, not the nodes).
+    #[serde(skip)]
+    digests: Vec<Digest>,
+    /// Per node, the nodes that were covered by it (some no longer are): where
+    /// [`Art::fix_coverings`] looks after a removal, instead of at every node.
+    #[serde(skip)]
+    covering: Vec<Vec<ArtId>>,
+    /// Nodes removed since the last [`Art::fix_coverings`].
+    #[serde(skip)]
+    killed: Vec<ArtId>,
+    /// Whether `covering` and `killed` are kept (false in a tree read back: then every
+    /// node is looked at).
+    #[serde(skip)]
+    indexed: bool,
+}
+
+/// The nodes at one location and call stack (alive and uncovered, and some that no
+/// longer are, until the next compaction).
+#[derive(Clone, Debug, Default)]
+struct LocNodes {
+    ids: Vec<ArtId>,
+    /// The length after the last compaction.
+    compacted: usize,
+}
+
+impl LocNodes {
+    /// Keeps only the ids `keep` accepts, once the index has grown enough since the
+    /// last time (each compaction costs a look at every node here).
+    fn compact(&mut self, keep: impl Fn(ArtId) -> bool) {
+        if self.ids.len() >= 2 * self.compacted + 16 {
+            self.ids.retain(|&m| keep(m));
+            self.compacted = self.ids.len();
+        }
+    }
+}
+
+/// A node's [`crate::cpa::Fingerprint`] folded into one word each way (a necessary
+/// condition for the full one: `req ⊆ offer` word by word implies it of the ORs) and
+/// its merge key, kept densely for the candidate scan.
+#[derive(Clone, Copy, Debug)]
+struct Digest {
+    req: u64,
+    offer: u64,
+    merge: Option<crate::cpa::MergeKey>,
+}
+
+impl Default for Digest {
+    /// Of the default fingerprint: requires nothing, offers everything.
+    fn default() -> Self {
+        Digest {
+            req: 0,
+            offer: !0,
+            merge: None,
+        }
+    }
+}
+
+impl Digest {
+    fn of(fp: &crate::cpa::Fingerprint) -> Digest {
+        let fold = |w: &[u64]| w.iter().fold(0, |a, b| a | b);
+        Digest {
+            req: fold(&fp.req),
+            offer: fp.offer.as_deref().map_or(!0, fold),
+            merge: fp.merge,
+        }
+    }
+    /// False only if [`crate::cpa::Fingerprint::may_cover`] is false.
+    fn may_cover(&self, s: &Digest) -> bool {
+        self.req & !s.offer == 0
+    }
+    /// [`crate::cpa::Fingerprint::may_merge`] (the merge key is kept whole).
+    fn may_merge(&self, new: &Digest) -> bool {
+        match (&self.merge, &new.merge) {
+            (Some(a), Some(b)) => a.exact == b.exact && b.bits & !a.bits == 0,
+            _ => true,
+        }
+    }
 }
 
 impl<S: Clone> Art<S> {
@@ -149,6 +227,10 @@ impl<S: Clone> Art<S> {
             nodes: Vec::new(),
             waitlist: VecDeque::new(),
             by_loc: FxHashMap::default(),
+            digests: Vec::new(),
+            covering: Vec::new(),
+            killed: Vec::new(),
+            indexed: true,
         };
         art.push(prog.entry, Vec::new(), init, None);
         art
@@ -165,7 +247,11 @@ impl<S: Clone> Art<S> {
         self.by_loc
             .entry((loc, stack.clone()))
             .or_default()
+            .ids
             .push(id);
+        // (a tree read back starts without digests: the missing ones are the default)
+        self.digests.resize(id, Digest::default());
+        self.digests.push(Digest::default());
         self.nodes.push(ArtNode {
             loc,
             stack,
@@ -182,8 +268,37 @@ impl<S: Clone> Art<S> {
         if let Some((p, _)) = parent {
             self.nodes[p].children.push(id);
         }
+        if self.indexed {
+            self.covering.push(Vec::new());
+        }
         self.waitlist.push_back(id);
         id
+    }
+
+    /// Gives node `n` the fingerprint `fp` (and its digest).
+    pub fn set_fp(&mut self, n: ArtId, fp: crate::cpa::Fingerprint) {
+        if let Some(d) = self.digests.get_mut(n) {
+            *d = Digest::of(&fp);
+        }
+        self.nodes[n].fp = fp;
+    }
+
+    /// Records `m`'s covering nodes in the index of [`Art::fix_coverings`].
+    fn note_cover(&mut self, m: ArtId) {
+        if !self.indexed {
+            return;
+        }
+        let n = &self.nodes[m];
+        for &c in n.covered_by.iter().chain(&n.covered_also) {
+            self.covering[c].push(m);
+        }
+    }
+
+    /// `n` is covered by `by` (and, together with it, by `also`).
+    pub fn set_covered(&mut self, n: ArtId, by: ArtId, also: Vec<ArtId>) {
+        self.nodes[n].covered_by = Some(by);
+        self.nodes[n].covered_also = also;
+        self.note_cover(n);
     }
 
     /// Number of alive nodes.
@@ -224,7 +339,9 @@ impl<S: Clone> Art<S> {
     /// are uncovered and re-queued; the parent of `n` is re-queued for re-expansion.
     pub fn remove_subtree(&mut self, n: ArtId) {
         self.kill(vec![n]);
-        self.fix_coverings(None);
+        // refinement removes rarely: every node is looked at, also coverings that
+        // were set on the public fields rather than through `set_covered`
+        self.fix_coverings_of(None, true);
         if let Some((p, _)) = self.nodes[n].parent {
             if self.nodes[p].alive {
                 let mut children = std::mem::take(&mut self.nodes[p].children);
@@ -241,8 +358,7 @@ impl<S: Clone> Art<S> {
     /// the nodes it covered are covered by `into` instead (coverage is transitive).
     pub fn absorb(&mut self, old: ArtId, into: ArtId) {
         self.remove_children(old);
-        self.nodes[old].covered_by = Some(into);
-        self.nodes[old].covered_also.clear();
+        self.set_covered(old, into, Vec::new());
         self.nodes[into].merged = true;
         self.fix_coverings(Some((old, into)));
     }
@@ -252,7 +368,7 @@ impl<S: Clone> Art<S> {
     pub fn grow(&mut self, n: ArtId, state: S) {
         self.remove_children(n);
         self.nodes[n].state = state;
-        self.nodes[n].fp = Default::default();
+        self.set_fp(n, Default::default());
         self.nodes[n].merged = true;
         self.waitlist.push_back(n);
         self.fix_coverings(None);
@@ -278,6 +394,9 @@ impl<S: Clone> Art<S> {
                 continue;
             }
             self.nodes[m].alive = false;
+            if self.indexed {
+                self.killed.push(m);
+            }
             todo.extend(self.nodes[m].children.iter().copied());
         }
     }
@@ -292,9 +411,38 @@ impl<S: Clone> Art<S> {
     /// After removals: coverings by `moved.0` go to `moved.1`; nodes covered by a
     /// removed node are uncovered and go back to the waitlist.
     fn fix_coverings(&mut self, moved: Option<(ArtId, ArtId)>) {
-        for m in 0..self.nodes.len() {
+        self.fix_coverings_of(moved, false);
+    }
+
+    /// [`Art::fix_coverings`], looking at every node if `all` (else at those the
+    /// index says the removed or moved nodes covered).
+    fn fix_coverings_of(&mut self, moved: Option<(ArtId, ArtId)>, all: bool) {
+        let killed = std::mem::take(&mut self.killed);
+        let candidates: Vec<ArtId> = if self.indexed && !all {
+            let mut c: Vec<ArtId> = killed
+                .iter()
+                .chain(moved.as_ref().map(|(o, _)| o))
+                .flat_map(|&k| std::mem::take(&mut self.covering[k]))
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        } else {
+            (0..self.nodes.len()).collect()
+        };
+        for m in candidates {
             let node = &self.nodes[m];
             if !node.alive || node.covered_by.is_none() || moved.is_some_and(|(o, _)| o == m) {
+                continue;
+            }
+            // the common case, without allocating: no covering node dead or moved
+            let touched = |c: &ArtId| !self.nodes[*c].alive || moved.is_some_and(|(o, _)| o == *c);
+            if !node
+                .covered_by
+                .iter()
+                .chain(&node.covered_also)
+                .any(touched)
+            {
                 continue;
             }
             let mut cov: Vec<ArtId> = node
@@ -309,14 +457,18 @@ impl<S: Clone> Art<S> {
             if cov.iter().any(|&c| !self.nodes[c].alive) {
                 self.nodes[m].covered_by = None;
                 self.nodes[m].covered_also.clear();
+                let n = &self.nodes[m];
+                let here = &mut self.by_loc.entry((n.loc, n.stack.clone())).or_default().ids;
+                if !here.contains(&m) {
+                    here.push(m);
+                }
                 self.waitlist.push_back(m);
                 continue;
             }
             if moved.is_some() {
                 let mut seen = rustc_hash::FxHashSet::default();
                 cov.retain(|c| seen.insert(*c));
-                self.nodes[m].covered_by = Some(cov[0]);
-                self.nodes[m].covered_also = cov[1..].to_vec();
+                self.set_covered(m, cov[0], cov[1..].to_vec());
             }
         }
     }
@@ -327,7 +479,7 @@ impl<S: Clone> Art<S> {
             if self.nodes[i].alive {
                 let s = f(&self.nodes[i]);
                 self.nodes[i].state = s;
-                self.nodes[i].fp = Default::default();
+                self.set_fp(i, Default::default());
             }
         }
     }
@@ -399,27 +551,49 @@ pub fn build<C: Cpa>(
                 let succ = cpa.adjust(succ, to, prec);
                 let fp = cpa.fingerprint(&succ);
                 let child = art.push(to, new_stack.clone(), succ, Some((n, step)));
-                art.nodes[child].fp = fp;
+                art.set_fp(child, fp);
                 if prog.is_error(to) && !opts.reached.contains(&to) {
                     return BuildOutcome::Error(child);
                 }
                 // the alive, uncovered nodes here: candidates for stop and merge
                 // (a node dead once is dead for good: dropped from the index here)
-                let others: Vec<ArtId> = {
+                // stop asks only those that may cover by their fingerprints, merge
+                // only those that may merge (one pass, collecting only those)
+                let (coverers, mergers): (Vec<ArtId>, Vec<ArtId>) = {
                     let nodes = &art.nodes;
+                    let digests = &art.digests;
                     let here = art.by_loc.entry((to, new_stack.clone())).or_default();
-                    here.retain(|&m| nodes[m].alive);
-                    here.iter()
-                        .copied()
-                        .filter(|&m| m != child && nodes[m].covered_by.is_none())
-                        .collect()
+                    // dead and covered nodes take part in neither (a node uncovered
+                    // later is put back by `fix_coverings`); they are dropped from the
+                    // index now and then, and skipped until then
+                    here.compact(|m| {
+                        m == child || (nodes[m].alive && nodes[m].covered_by.is_none())
+                    });
+                    let fp = &nodes[child].fp;
+                    let digest = |m: ArtId| digests.get(m).copied().unwrap_or_default();
+                    let d = digest(child);
+                    let mut coverers = Vec::new();
+                    let mut mergers = Vec::new();
+                    for &m in &here.ids {
+                        let dm = &digest(m);
+                        let cover = dm.may_cover(&d);
+                        let merge = opts.merge && dm.may_merge(&d);
+                        if m == child
+                            || !(cover || merge)
+                            || !nodes[m].alive
+                            || nodes[m].covered_by.is_some()
+                        {
+                            continue;
+                        }
+                        if cover && nodes[m].fp.may_cover(fp) {
+                            coverers.push(m);
+                        }
+                        if merge {
+                            mergers.push(m);
+                        }
+                    }
+                    (coverers, mergers)
                 };
-                // stop asks only those that may cover by their fingerprints
-                let coverers: Vec<ArtId> = others
-                    .iter()
-                    .copied()
-                    .filter(|&m| art.nodes[m].fp.may_cover(&art.nodes[child].fp))
-                    .collect();
                 let used = {
                     let states: Vec<&C::State> =
                         coverers.iter().map(|&m| &art.nodes[m].state).collect();
@@ -427,41 +601,46 @@ pub fn build<C: Cpa>(
                 };
                 if let Some(used) = used {
                     if let Some((&first, rest)) = used.split_first() {
-                        art.nodes[child].covered_by = Some(coverers[first]);
-                        art.nodes[child].covered_also = rest.iter().map(|&i| coverers[i]).collect();
+                        let also = rest.iter().map(|&i| coverers[i]).collect();
+                        art.set_covered(child, coverers[first], also);
                         continue;
                     }
                 }
                 if opts.merge {
                     // the fingerprints first (7.6 million merge tests of which 4,906
                     // merged on seeds/five_lists_join); debug builds check their law
-                    let target = others
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            let may = art.nodes[m].fp.may_merge(&art.nodes[child].fp);
+                    #[cfg(debug_assertions)]
+                    for &m in art
+                        .by_loc
+                        .get(&(to, new_stack.clone()))
+                        .into_iter()
+                        .flat_map(|l| &l.ids)
+                    {
+                        let n = &art.nodes[m];
+                        if m != child && n.alive && n.covered_by.is_none() && !mergers.contains(&m)
+                        {
                             debug_assert!(
-                                may || cpa
-                                    .merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
+                                cpa.merge(&n.state, &art.nodes[child].state, to, prec)
                                     .is_none(),
                                 "a merge the fingerprints ruled out"
                             );
-                            may
-                        })
-                        .find_map(|m| {
-                            cpa.merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
-                                .map(|j| (m, j))
-                        });
+                        }
+                    }
+                    let target = mergers.iter().copied().find_map(|m| {
+                        cpa.merge(&art.nodes[m].state, &art.nodes[child].state, to, prec)
+                            .map(|j| (m, j))
+                    });
                     if let Some((m, j)) = target {
                         if art.is_ancestor(m, child) {
                             // a loop: m itself grows and is expanded again (the node
                             // being expanded was below it and is gone)
                             let fp = cpa.fingerprint(&j);
                             art.grow(m, j);
-                            art.nodes[m].fp = fp;
+                            art.set_fp(m, fp);
                             continue 'expand;
                         }
-                        art.nodes[child].fp = cpa.fingerprint(&j);
+                        let fp = cpa.fingerprint(&j);
+                        art.set_fp(child, fp);
                         art.nodes[child].state = j;
                         art.absorb(m, child);
                     }
