@@ -99,7 +99,7 @@ const MEMO_CAP: usize = 1 << 14;
 /// Milliseconds per satisfiability check (unknown then counts as satisfiable).
 const CHECK_MS: u32 = 2000;
 
-type MemoKey = (Affine, Vec<bool>, i128, Vec<Vec<Constraint>>);
+type MemoKey = (Affine, usize, Vec<(i128, i128)>, i128, Vec<Vec<Constraint>>);
 
 thread_local! {
     static MEMO: RefCell<FxHashMap<MemoKey, bool>> = RefCell::new(FxHashMap::default());
@@ -120,15 +120,30 @@ pub fn satisfiable(
     cells: i128,
     any_of: &[Vec<Constraint>],
 ) -> bool {
+    satisfiable_bounded(a, nv, &vec![(1, 1); s.len()], cells, any_of)
+}
+
+/// Is there an integer point of `a` whose first `nv` unknowns (counters) are in range
+/// and whose others, `x_{nv+i}` with `bounds[i] = (lower, weight)`, are at least
+/// `lower` with `Σ weight·x_{nv+i} ≤ budget`, and, for some alternative in `any_of`,
+/// all its constraints? (`any_of` empty: no extra constraint.) Unknown (Z3 gives up)
+/// counts as satisfiable. [`satisfiable`] is the case of node cardinalities (lower
+/// bound and weight 1); the symbolic heaps' segment lengths weigh their objects' size.
+pub fn satisfiable_bounded(
+    a: &Affine,
+    nv: usize,
+    bounds: &[(i128, i128)],
+    budget: i128,
+    any_of: &[Vec<Constraint>],
+) -> bool {
     if a.is_bottom() {
         return false;
     }
-    let summary: Vec<bool> = (0..s.len()).map(|u| s.is_summary(u)).collect();
-    let key = (a.clone(), summary, cells, any_of.to_vec());
+    let key = (a.clone(), nv, bounds.to_vec(), budget, any_of.to_vec());
     if let Some(r) = MEMO.with(|m| m.borrow().get(&key).copied()) {
         return r;
     }
-    let r = check(a, nv, s.len(), cells, any_of);
+    let r = check(a, nv, bounds, budget, any_of);
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_CAP {
@@ -139,12 +154,21 @@ pub fn satisfiable(
     r
 }
 
-fn check(a: &Affine, nv: usize, n: usize, cells: i128, any_of: &[Vec<Constraint>]) -> bool {
+fn check(
+    a: &Affine,
+    nv: usize,
+    bounds: &[(i128, i128)],
+    cells: i128,
+    any_of: &[Vec<Constraint>],
+) -> bool {
+    let n = bounds.len();
     let xs: Vec<Int> = (0..nv + n)
         .map(|i| Int::new_const(format!("x{i}")))
         .collect();
     let fits = |k: &i128| i64::try_from(*k).is_ok();
     if !a.rows().iter().flatten().all(fits)
+        || !bounds.iter().all(|(l, w)| fits(l) && fits(w))
+        || !fits(&cells)
         || !any_of
             .iter()
             .flatten()
@@ -168,7 +192,7 @@ fn check(a: &Affine, nv: usize, n: usize, cells: i128, any_of: &[Vec<Constraint>
     };
     SOLVER.with(|solver| {
         solver.push();
-        let r = decide(solver, a, nv, n, cells, any_of, &xs, &sum, &lit);
+        let r = decide(solver, a, nv, bounds, cells, any_of, &xs, &sum, &lit);
         solver.pop(1);
         r
     })
@@ -180,7 +204,7 @@ fn decide(
     solver: &Solver,
     a: &Affine,
     nv: usize,
-    n: usize,
+    bounds: &[(i128, i128)],
     cells: i128,
     any_of: &[Vec<Constraint>],
     xs: &[Int],
@@ -194,11 +218,14 @@ fn decide(
         solver.assert(x.ge(lit(MIN)));
         solver.assert(x.le(lit(MAX)));
     }
-    for x in &xs[nv..] {
-        solver.assert(x.ge(lit(1)));
+    let n = bounds.len();
+    for (x, (lower, _)) in xs[nv..].iter().zip(bounds) {
+        solver.assert(x.ge(lit(*lower)));
     }
     if n > 0 {
-        let all: Vec<i128> = (0..nv + n).map(|i| i128::from(i >= nv)).collect();
+        let all: Vec<i128> = (0..nv + n)
+            .map(|i| if i >= nv { bounds[i - nv].1 } else { 0 })
+            .collect();
         solver.assert(sum(&all).le(lit(cells)));
     }
     if !any_of.is_empty() {
@@ -259,9 +286,9 @@ mod pool_tests {
                 rel: BinOp::Eq,
             }]
         };
-        assert!(!check(&a, 1, 0, 0, &[is(7)]));
-        assert!(check(&a, 1, 0, 0, &[is(5)]));
-        assert!(!check(&a, 1, 0, 0, &[is(7)]));
-        assert!(check(&a, 1, 0, 0, &[]));
+        assert!(!check(&a, 1, &[], 0, &[is(7)]));
+        assert!(check(&a, 1, &[], 0, &[is(5)]));
+        assert!(!check(&a, 1, &[], 0, &[is(7)]));
+        assert!(check(&a, 1, &[], 0, &[]));
     }
 }
