@@ -296,3 +296,110 @@ fn a_first_phase_past_the_whole_time_limit_leaves_the_second_a_deadline() {
     let rep = verify_file(&bench("sll_length.c"), &args).unwrap();
     assert!(rep.verdict.out_of_time(), "{:?}", rep.verdict);
 }
+
+#[test]
+fn counters_equal_to_lengths_are_proved_and_their_certificates_trust_nothing() {
+    // `len` counts the nodes built and removed, `count` those walked: the interpolants
+    // compare them, the predicates alone cannot, so both are counted next to the
+    // segments' lengths
+    let file = bench("sll_length.c");
+    let out = assert_safe_with_checked_certificate(&file, &["--shape-domain", "symheap"]);
+    assert!(out.contains("count main::len"), "{out}");
+    assert_unsafe_with_replay_using(
+        &bench("sll_length_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+    // through a function's counter and result: the path's comparison `got != len`
+    // and what flows into it are counted when the interpolants speak of the heap only
+    let out = assert_safe_with_checked_certificate(
+        &bench("sll_length_fn.c"),
+        &["--shape-domain", "symheap"],
+    );
+    assert!(out.contains("count length::k"), "{out}");
+    assert_unsafe_with_replay_using(
+        &bench("sll_length_fn_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+    let (header, body) = certificate_of(&file);
+    assert!(matches!(check(&file, &header, &body), CheckOutcome::Valid));
+    // the nodes whose counts have an equality
+    let counted: Vec<usize> = body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n["state"][0]["counts"]["eqs"]["rows"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!counted.is_empty());
+    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
+    let muts: Vec<Mutation> = vec![
+        (
+            "every equality's constant off by one",
+            Box::new(move |b| {
+                for &i in &counted {
+                    for r in b["nodes"][i]["state"][0]["counts"]["eqs"]["rows"]
+                        .as_array_mut()
+                        .unwrap()
+                    {
+                        let r = r.as_array_mut().unwrap();
+                        let k = r.last().unwrap().as_i64().unwrap();
+                        *r.last_mut().unwrap() = json!(k + 1);
+                    }
+                }
+            }),
+        ),
+        (
+            "a pointer counted",
+            Box::new(|b| {
+                let n = b["nodes"].as_array().unwrap().len();
+                for i in 0..n {
+                    let s = &mut b["nodes"][i]["state"][0];
+                    let pointer = |v: &&Value| v[1] == json!("Null") || v[1].get("Id").is_some();
+                    if let Some(v) = s["vars"]
+                        .as_array()
+                        .and_then(|v| v.iter().find(pointer))
+                        .cloned()
+                    {
+                        b["precision"][0]["count"] = json!([v[0]]);
+                        return;
+                    }
+                }
+            }),
+        ),
+        (
+            "a segment's length in a variable's column",
+            Box::new(|b| {
+                for n in b["nodes"].as_array_mut().unwrap() {
+                    for a in n["state"][0]["atoms"].as_array_mut().unwrap() {
+                        if let Some(l) = a.get_mut("Ls") {
+                            l["len"] = json!(0);
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "counts without their variables",
+            Box::new(|b| {
+                for n in b["nodes"].as_array_mut().unwrap() {
+                    n["state"][0]["counts"] = json!(null);
+                }
+            }),
+        ),
+    ];
+    for (name, f) in &muts {
+        let mut b = body.clone();
+        f(&mut b);
+        match check(&file, &header, &b) {
+            CheckOutcome::Invalid(_) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}

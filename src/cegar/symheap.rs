@@ -65,7 +65,30 @@ impl Cpa for PredSymHeap {
         self.0.adjust(s, at, prec)
     }
     fn fingerprint(&self, s: &Self::State) -> Fingerprint {
-        self.0 .0.fingerprint(&s.0)
+        use std::hash::{Hash, Hasher};
+        let mut fp = self.0 .0.fingerprint(&s.0);
+        // merging also needs equal cubes
+        if let Some(m) = &mut fp.merge {
+            let mut h = rustc_hash::FxHasher::default();
+            (m.exact, &s.1).hash(&mut h);
+            m.exact = h.finish();
+        }
+        fp
+    }
+    /// Two states with the same cube: the symbolic heaps' merge (states equal but for
+    /// their counts join).
+    fn merge(
+        &self,
+        existing: &Self::State,
+        new: &Self::State,
+        at: Node,
+        prec: &Self::Prec,
+    ) -> Option<Self::State> {
+        if existing.1 != new.1 {
+            return None;
+        }
+        let heap = self.0 .0.merge(&existing.0, &new.0, at, &prec.0)?;
+        Some((heap, existing.1.clone()))
     }
 }
 
@@ -152,6 +175,29 @@ impl Abstraction for SymHeapAbstraction {
             }
         }
         if added.is_empty() && r.pivot.is_none() {
+            // nothing else learnt: the integer variables the interpolants compare are
+            // counted from now on (their relation to the lists' lengths is kept)
+            for item in &input.interpolants.items {
+                for a in &item.atoms {
+                    for &x in &a.vars {
+                        if crate::shape::numeric::counter_type(prog, x) && prec.count.insert(x) {
+                            let name = prog.vars.get(x).map_or("?", |v| v.name.as_str());
+                            added.push(format!("count {name}"));
+                        }
+                    }
+                }
+            }
+            // and those the path's integer comparisons read, with the variables
+            // whose values flow into them along the path (through a function's
+            // result too): interpolants may explain the path by the heap alone
+            for x in path_counters(prog, input.path) {
+                if prec.count.insert(x) {
+                    let name = prog.vars.get(x).map_or("?", |v| v.name.as_str());
+                    added.push(format!("count {name}"));
+                }
+            }
+        }
+        if added.is_empty() && r.pivot.is_none() {
             // nothing else learnt: every tracked field keeps pieces apart from now on
             // (a fact such as "the last object holds 1" is about a field the
             // interpolants may reach only through a pointer field, `p->next == NULL`)
@@ -177,6 +223,68 @@ impl Abstraction for SymHeapAbstraction {
             "z3_queries": s.z3_queries,
             "time_abstraction_z3_s": s.z3_time.as_secs_f64(),
         })
+    }
+}
+
+/// The signed 32-bit variables that `path`'s integer comparisons read, closed under
+/// the path's assignments, parameter bindings and returns into them.
+fn path_counters(prog: &Program, path: &[Step]) -> std::collections::BTreeSet<crate::cfa::VarId> {
+    use crate::cfa::{Expr, Op};
+    use crate::shape::numeric::counter_type;
+    let vars = |e: &Expr, out: &mut Vec<crate::cfa::VarId>| e.vars(out);
+    let op = |e| prog.graph.edge_weight(e).map(|x| &x.op);
+    let mut out = std::collections::BTreeSet::new();
+    for step in path {
+        if let Step::Edge(e) = step {
+            if let Some(Op::Assume { cond }) = op(*e) {
+                let mut vs = Vec::new();
+                vars(cond, &mut vs);
+                if vs
+                    .iter()
+                    .all(|x| prog.vars.get(*x).is_some_and(|v| v.ty.is_int()))
+                {
+                    out.extend(vs.into_iter().filter(|x| counter_type(prog, *x)));
+                }
+            }
+        }
+    }
+    // the flows into counted variables, to a fixed point
+    loop {
+        let before = out.len();
+        for step in path {
+            let mut flow = |dst: crate::cfa::VarId, src: &Expr| {
+                if out.contains(&dst) {
+                    let mut vs = Vec::new();
+                    vars(src, &mut vs);
+                    out.extend(vs.into_iter().filter(|x| counter_type(prog, *x)));
+                }
+            };
+            match step {
+                Step::Edge(e) => {
+                    if let Some(Op::Assign { dst, src }) = op(*e) {
+                        flow(*dst, src);
+                    }
+                }
+                Step::Enter(e) | Step::Leave(e) => {
+                    let Some(Op::Call { callee, args, ret }) = op(*e) else {
+                        continue;
+                    };
+                    let Some(f) = prog.functions.get(*callee) else {
+                        continue;
+                    };
+                    if matches!(step, Step::Enter(_)) {
+                        for (p, a) in f.params.iter().zip(args) {
+                            flow(*p, a);
+                        }
+                    } else if let (Some(dst), Some(r)) = (ret, f.ret) {
+                        flow(*dst, &Expr::Var(r));
+                    }
+                }
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
     }
 }
 

@@ -44,12 +44,19 @@ impl SymHeapCpa {
         };
         let func = loc.func;
         let live = self.live.get(&at);
-        h.vars.retain(|&(x, _)| {
+        let dead = |x: VarId| {
             let own = prog.vars.get(x).is_some_and(|v| {
                 matches!(v.scope, Scope::Local(f) | Scope::Param(f) | Scope::Temp(f) if f == func)
             });
-            !own || live.is_some_and(|l| l.contains(&x))
-        });
+            own && !live.is_some_and(|l| l.contains(&x))
+        };
+        h.vars.retain(|&(x, _)| !dead(x));
+        let counted: Vec<VarId> = h.counts.as_ref().map_or_else(Vec::new, |c| c.ints.clone());
+        for x in counted {
+            if dead(x) {
+                h.set(x, Val::Unknown);
+            }
+        }
         h
     }
 }
@@ -168,6 +175,101 @@ pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
     }
 }
 
+/// Facts of `s` that every state it covers has too (`offer`: the facts `s` has for
+/// others to require), hashed into bits: a variable holding an integer, two variables
+/// holding one id (offered: one value), a variable pointing to an
+/// allocated object, to an object (not a segment), and that object's integer and
+/// NULL fields, the number of objects with a known integer value (up to it) ([`entail::entails`] maps each id to one value, matches a piece by a
+/// piece starting at the same address, an object only by an object with the same
+/// known fields); a counted variable the counts fix (its equality must be implied).
+fn fingerprint_facts(s: &SymHeap, offer: bool) -> [u64; FACT_WORDS] {
+    use std::hash::{Hash, Hasher};
+    let mut words = [0u64; FACT_WORDS];
+    let mut bit = |fact: &dyn Fn(&mut rustc_hash::FxHasher)| {
+        let mut h = rustc_hash::FxHasher::default();
+        fact(&mut h);
+        let b = h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        words[(b as usize / 64) % FACT_WORDS] |= 1u64 << (b % 64);
+    };
+    for (n, &(x, v)) in s.vars.iter().enumerate() {
+        // aliases: σ maps an id to one value (of any kind: offered for all values,
+        // required for ids)
+        if offer || matches!(v, Val::Id(_)) {
+            for &(y, w) in &s.vars[n + 1..] {
+                if w == v {
+                    bit(&|h| (3u8, x, y).hash(h));
+                }
+            }
+        }
+        match v {
+            Val::Int(k) => bit(&|h| (0u8, x, k).hash(h)),
+            Val::Id(i) => {
+                match s.atom_at(i).map(|k| &s.atoms[k]) {
+                    Some(super::Atom::Pt { fields, .. }) => {
+                        {
+                            bit(&|h| (1u8, x).hash(h));
+                            bit(&|h| (4u8, x).hash(h));
+                        }
+                        for (f, v) in fields.iter().enumerate() {
+                            if let Val::Int(_) | Val::Null = v {
+                                bit(&|h| (2u8, x, f, *v).hash(h));
+                            }
+                        }
+                    }
+                    // an allocated id is matched by a piece starting there
+                    Some(_) => bit(&|h| (4u8, x).hash(h)),
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    // a piece whose integer field has one value is matched by pieces that all have
+    // it; an object with a known integer field by an object with that value (so a
+    // covered state has at least as many: a thermometer per value)
+    let mut objects: HashMap<(usize, usize, i64), usize> = HashMap::new();
+    for a in &s.atoms {
+        let Some(st) = a.strukt() else { continue };
+        for (f, ks) in super::fold::piece_data(a) {
+            if let [k] = ks.as_slice() {
+                bit(&|h| (5u8, st, f, *k).hash(h));
+            }
+        }
+        if let super::Atom::Pt { fields, .. } = a {
+            for (f, v) in fields.iter().enumerate() {
+                if let Val::Int(k) = v {
+                    let n = objects.entry((st, f, *k)).or_default();
+                    *n += 1;
+                    let n = *n;
+                    bit(&|h| (6u8, st, f, *k, n).hash(h));
+                }
+            }
+        }
+    }
+    if let Some(c) = &s.counts {
+        for (col, &x) in c.ints.iter().enumerate() {
+            if let Some(k) = s.counted_value(col) {
+                bit(&|h| (0u8, x, k).hash(h));
+            }
+        }
+    }
+    words
+}
+
+/// Words of hashed facts in a symbolic heap's fingerprint (a required fact a state
+/// does not have is missed by chance in about one of `64 · FACT_WORDS / facts`).
+const FACT_WORDS: usize = 4;
+
+/// A hash of everything but the counts: equal for two states [`super::counts::join`]
+/// may merge.
+pub(crate) fn merge_key(s: &SymHeap) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (s.top, &s.vars, &s.atoms, &s.neq).hash(&mut h);
+    s.counts.as_ref().map(|c| &c.ints).hash(&mut h);
+    h.finish()
+}
+
 /// The integer literals of `prog`'s operations, and 0 and 1 (the values of a
 /// comparison).
 fn program_constants(prog: &Program) -> BTreeSet<i64> {
@@ -206,8 +308,12 @@ impl Cpa for SymHeapCpa {
     fn name(&self) -> &'static str {
         "symheap"
     }
-    fn initial(&self, _prog: &Program, _prec: &SymPrec) -> SymHeap {
-        SymHeap::initial()
+    fn initial(&self, _prog: &Program, prec: &SymPrec) -> SymHeap {
+        let mut h = SymHeap::initial();
+        if !prec.count.is_empty() {
+            h.counts = Some(super::Counts::new(prec.count.iter().copied().collect()));
+        }
+        h
     }
     fn post(
         &self,
@@ -220,6 +326,9 @@ impl Cpa for SymHeapCpa {
         let mut out: Vec<SymHeap> = Vec::new();
         let narrow = &prec.track;
         for h in (post::Post { prog, narrow }).post(s, step) {
+            if !h.counts_plausible(prog) {
+                continue; // the lengths and counters allow no state
+            }
             let h = self.forget_dead(prog, h, to);
             let h = if self.fold_at.contains(&to) {
                 fold::fold_with(prog, prec, self.widen(prog, prec, h))
@@ -234,6 +343,12 @@ impl Cpa for SymHeapCpa {
     }
     fn covers(&self, t: &SymHeap, s: &SymHeap) -> bool {
         entail::entails(s, t)
+    }
+    /// Two states equal but for their counts: the affine hull of the counts
+    /// ([`super::counts::join`]), so that a loop that counts what it builds reaches a
+    /// fixed point.
+    fn merge(&self, existing: &SymHeap, new: &SymHeap, _: Node, _: &SymPrec) -> Option<SymHeap> {
+        super::counts::join(existing, new)
     }
     fn fingerprint(&self, s: &SymHeap) -> Fingerprint {
         // a covering state's variables that are NULL are NULL in the covered one
@@ -251,10 +366,28 @@ impl Cpa for SymHeapCpa {
                 null |= 1 << (x % 64);
             }
         }
+        let (req, offer) = (fingerprint_facts(s, false), fingerprint_facts(s, true));
+        // thermometers: a covering state has at most as many atoms and objects as the
+        // covered one (each of its atoms takes at least one piece, an object an object)
+        let thermo = |n: usize| (1u64 << n.min(31)) - 1;
+        let objects = s
+            .atoms
+            .iter()
+            .filter(|a| matches!(a, super::Atom::Pt { .. }))
+            .count();
+        let sizes = thermo(s.atoms.len()) | (thermo(objects) << 32);
+        let words = |facts: [u64; FACT_WORDS]| {
+            let mut bits = vec![null, sizes];
+            bits.extend(facts);
+            bits
+        };
         Fingerprint {
-            req: vec![null],
-            offer: Some(vec![null]),
-            merge: None,
+            req: words(req),
+            offer: Some(words(offer)),
+            merge: Some(crate::cpa::MergeKey {
+                exact: merge_key(s),
+                bits: 0,
+            }),
         }
     }
 }

@@ -14,7 +14,7 @@
 //! as the next object is referenced only by the chain: the same rule
 //! [`super::fold`] hides objects by, so folded states match.
 
-use super::{Atom, Id, SymHeap, Val};
+use super::{counts, Atom, Id, SymHeap, Val};
 use std::collections::HashMap;
 
 /// True if every concrete state of `s` is one of `t`.
@@ -32,7 +32,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         s,
         map: HashMap::new(),
         used: vec![false; s.atoms.len()],
-        rc: s.refcounts(),
+        rc: std::cell::OnceCell::new(),
         want: Vec::new(),
     };
     for &(x, tv) in &t.vars {
@@ -41,12 +41,16 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         }
     }
     let mut done = vec![false; t.atoms.len()];
+    // per segment of `t` with counts: its length column and the pieces that match it
+    let mut images: Vec<(usize, counts::Image)> = Vec::new();
     loop {
         let mut progress = false;
         for (k, a) in t.atoms.iter().enumerate() {
             if done[k] {
                 continue;
             }
+            let counted = t.counts.is_some() && a.len_col().is_some();
+            let before = if counted { m.used.clone() } else { Vec::new() };
             match m.map.get(&a.start()) {
                 None => {
                     // a doubly-linked segment known by its last object only
@@ -60,6 +64,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                         fwd,
                         data,
                         by_field,
+                        ..
                     } = a
                     else {
                         continue;
@@ -80,6 +85,18 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                 }
                 Some(_) => return false,
             }
+            if let (true, Some(col)) = (counted, a.len_col()) {
+                let mut img = counts::Image::default();
+                for (j, piece) in s.atoms.iter().enumerate() {
+                    if m.used[j] && !before[j] {
+                        match piece.len_col() {
+                            Some(c) => img.cols.push(c),
+                            None => img.objects += 1,
+                        }
+                    }
+                }
+                images.push((col, img));
+            }
             done[k] = true;
             progress = true;
         }
@@ -93,7 +110,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
     t.neq.iter().all(|&(a, b)| match (m.image(a), m.image(b)) {
         (Some(a), Some(b)) => s.distinct(a, b),
         _ => false,
-    })
+    }) && counts::implies(s, t, &images)
 }
 
 /// A doubly-linked segment's `next` and `prev` fields, and whether its links back
@@ -106,7 +123,8 @@ struct Matcher<'a> {
     map: HashMap<Id, Val>,
     /// `s`'s atoms already matched.
     used: Vec<bool>,
-    rc: HashMap<Id, usize>,
+    /// `s`'s reference counts, computed when a chain first needs them.
+    rc: std::cell::OnceCell<HashMap<Id, usize>>,
     /// The integer facts the segment being matched needs of every piece it takes.
     want: super::Facts,
 }
@@ -177,7 +195,8 @@ impl Matcher<'_> {
     }
 
     fn refs(&self, j: Id) -> usize {
-        self.rc.get(&j).copied().unwrap_or(0)
+        let rc = self.rc.get_or_init(|| self.s.refcounts());
+        rc.get(&j).copied().unwrap_or(0)
     }
 
     /// Matches `t`'s atom `a`, whose start σ maps to `j`.

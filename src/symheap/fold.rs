@@ -16,7 +16,7 @@
 //! when one does again.
 
 use super::{Atom, Facts, Id, SymHeap, Val, MAX_ATOMS};
-use crate::cfa::{FieldRef, Program, StructId};
+use crate::cfa::{FieldRef, Program, StructId, VarId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
@@ -30,6 +30,10 @@ pub struct SymPrec {
     pub track: BTreeSet<FieldRef>,
     /// Integer fields on which merged pieces must agree.
     pub split: BTreeSet<FieldRef>,
+    /// Integer variables kept as affine equalities with the segments' lengths
+    /// ([`super::counts`]).
+    #[serde(default)]
+    pub count: BTreeSet<VarId>,
 }
 
 impl SymPrec {
@@ -60,6 +64,13 @@ impl SymPrec {
                     r.strukt, r.field
                 ));
             }
+        }
+        if let Some(x) = self
+            .count
+            .iter()
+            .find(|x| !crate::shape::numeric::counter_type(prog, **x))
+        {
+            return Err(format!("counted variable {x} is no signed 32-bit integer"));
         }
         Ok(())
     }
@@ -200,9 +211,10 @@ fn dll_piece(a: &Atom, (s, next, prev, by_field): Links) -> Option<Piece> {
     }
 }
 
-/// When a state has more than this many pieces of one struct, folding merges them
-/// whatever the precision says (a list of alternating values would otherwise grow a
-/// piece per value).
+/// When a state has more than this many pieces of one struct beyond one per distinct
+/// value of its split fields, folding merges them whatever the precision says (a list
+/// of alternating values would otherwise grow a piece per value; five lists of five
+/// values joined in order keep their five segments and the objects between them).
 pub const SPLIT_BUDGET: usize = 6;
 
 /// One merge, if any applies: under `prec`, then, for a struct with more than
@@ -214,16 +226,33 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     if prec.split.is_empty() {
         return None;
     }
-    let mut count: HashMap<StructId, usize> = HashMap::new();
-    for s in h.atoms.iter().filter_map(|a| a.strukt()) {
-        *count.entry(s).or_default() += 1;
+    // per struct: its pieces, and the distinct facts they have on its split fields
+    let mut count: HashMap<StructId, (usize, BTreeSet<Facts>)> = HashMap::new();
+    for a in &h.atoms {
+        let Some(s) = a.strukt() else { continue };
+        let mut d = piece_data(a);
+        d.retain(|(f, _)| {
+            prec.split.contains(&FieldRef {
+                strukt: s,
+                field: *f,
+            })
+        });
+        let e = count.entry(s).or_default();
+        e.0 += 1;
+        e.1.insert(d);
     }
+    let over = |s: StructId| {
+        count
+            .get(&s)
+            .is_some_and(|(n, kinds)| *n > SPLIT_BUDGET + kinds.len())
+    };
     let relaxed = SymPrec {
         track: prec.track.clone(),
+        count: prec.count.clone(),
         split: prec
             .split
             .iter()
-            .filter(|r| count.get(&r.strukt).copied().unwrap_or(0) <= SPLIT_BUDGET)
+            .filter(|r| !over(r.strukt))
             .copied()
             .collect(),
     };
@@ -341,6 +370,7 @@ fn merge_dll(
         }
         let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
         let mut out = h.clone();
+        let len = out.fold_len(remove.iter().map(|&k| &h.atoms[k]));
         let mut remove = remove;
         remove.sort_unstable();
         for k in remove.into_iter().rev() {
@@ -356,6 +386,7 @@ fn merge_dll(
             fwd,
             data,
             by_field,
+            len,
         });
         return Some(out);
     }
@@ -421,6 +452,7 @@ fn merge_sll(
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
         let mut out = h.clone();
+        let len = out.fold_len([&h.atoms[k1], &h.atoms[k2]].into_iter());
         let (lo, hi) = (k1.min(k2), k1.max(k2));
         out.atoms.remove(hi);
         out.atoms.remove(lo);
@@ -430,6 +462,7 @@ fn merge_sll(
             from: a1,
             to: to2,
             data,
+            len,
         });
         return Some(out);
     }

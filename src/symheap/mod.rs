@@ -31,6 +31,7 @@
 //! the covering heap's ids onto the covered one's and matches every covering atom by
 //! atoms of the covered heap.
 
+pub mod counts;
 pub mod cpa;
 pub mod entail;
 pub mod fold;
@@ -39,6 +40,7 @@ pub mod post;
 mod tests;
 
 use crate::cfa::{Program, StructId, VarId};
+pub use counts::Counts;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -125,6 +127,10 @@ pub enum Atom {
         to: Val,
         #[serde(default)]
         data: Facts,
+        /// The column of the segment's length n in the state's [`Counts`] (0, and
+        /// meaningless, in a state without counts).
+        #[serde(default)]
+        len: u32,
     },
     /// `dls(first, back, last, fwd)`: objects c₁ … cₙ of `strukt`, n ≥ 2, c₁ = first,
     /// cₙ = last, c₁.prev = back, cᵢ.next = cᵢ₊₁ and cᵢ₊₁.prev = cᵢ, cₙ.next = fwd;
@@ -145,6 +151,10 @@ pub enum Atom {
         /// what c₁.prev holds.
         #[serde(default)]
         by_field: bool,
+        /// The column of the segment's length n in the state's [`Counts`] (0, and
+        /// meaningless, in a state without counts).
+        #[serde(default)]
+        len: u32,
     },
 }
 
@@ -258,6 +268,10 @@ pub struct SymHeap {
     pub atoms: Vec<Atom>,
     /// Disequalities (`a < b`, sorted), between ids or an id and NULL.
     pub neq: Vec<(Val, Val)>,
+    /// The counted integer variables and the segments' lengths, related by affine
+    /// equalities (`None`: no variable is counted, lengths are not kept).
+    #[serde(default)]
+    pub counts: Option<Counts>,
 }
 
 impl SymHeap {
@@ -268,6 +282,7 @@ impl SymHeap {
             vars: Vec::new(),
             atoms: Vec::new(),
             neq: Vec::new(),
+            counts: None,
         }
     }
     /// ⊤.
@@ -277,15 +292,23 @@ impl SymHeap {
             ..SymHeap::initial()
         }
     }
-    /// The value of variable `x`.
+    /// The value of variable `x` (of a counted one: the integer its counts fix, if
+    /// any).
     pub fn get(&self, x: VarId) -> Val {
+        if let Some(col) = self.int_col(x) {
+            return self.counted_value(col).map_or(Val::Unknown, Val::Int);
+        }
         match self.vars.binary_search_by_key(&x, |p| p.0) {
             Ok(i) => self.vars[i].1,
             Err(_) => Val::Unknown,
         }
     }
-    /// Sets variable `x` to `v`.
+    /// Sets variable `x` to `v` (a counted one: in its counts).
     pub fn set(&mut self, x: VarId, v: Val) {
+        if let Some(col) = self.int_col(x) {
+            self.set_counted(col, v);
+            return;
+        }
         match (self.vars.binary_search_by_key(&x, |p| p.0), v) {
             (Ok(i), Val::Unknown) => {
                 self.vars.remove(i);
@@ -517,7 +540,9 @@ impl SymHeap {
             vars,
             atoms,
             neq: Vec::new(),
+            counts: self.counts.take(),
         };
+        out.renumber_columns();
         let mut neq: Vec<(Val, Val)> = Vec::new();
         for &(a, b) in &self.neq {
             let r = |v: Val| match v {
@@ -656,7 +681,7 @@ impl SymHeap {
                 return Err("malformed disequality".into());
             }
         }
-        Ok(())
+        counts::validate(prog, self)
     }
 
     /// A readable rendering (`x=#0 ; #0↦{next:#1} * ls[next](#1, NULL) ; #1≠NULL`).
@@ -729,6 +754,7 @@ impl SymHeap {
                     from,
                     to,
                     data,
+                    ..
                 } => format!(
                     "ls[{}](#{from},{}){}",
                     field(*strukt, *link),
@@ -745,6 +771,7 @@ impl SymHeap {
                     fwd,
                     data,
                     by_field,
+                    ..
                 } => format!(
                     "dls[{},{}{}](#{first},{},#{last},{}){}",
                     field(*strukt, *next),
@@ -762,10 +789,11 @@ impl SymHeap {
             .map(|(a, b)| format!("{}≠{}", v(a), v(b)))
             .collect();
         format!(
-            "{} ; {} ; {}",
+            "{} ; {} ; {}{}",
             vars.join(" "),
             atoms.join(" * "),
-            neq.join(" ")
+            neq.join(" "),
+            counts::render(prog, self)
         )
     }
 }

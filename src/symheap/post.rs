@@ -172,7 +172,9 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             from,
             to,
             data,
+            len,
         } => {
+            let len = len as usize;
             let width = struct_width(prog, strukt).max(link + 1);
             let n = h.fresh();
             let base = vec![Val::Unknown; width];
@@ -181,18 +183,22 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             let mut f = base.clone();
             f[link] = to;
             one.atoms[k] = pt(from, strukt, f, &data);
+            one.add_count_eq(&[(len, 1)], 1);
             out.push(one);
             // more: from ↦ n * ls(n, to)
             let mut more = h.clone();
             let mut f = base;
             f[link] = Val::Id(n);
             more.atoms[k] = pt(from, strukt, f, &data);
+            let rest = more.new_col();
+            more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
             more.atoms.push(Atom::Ls {
                 strukt,
                 link,
                 from: n,
                 to,
                 data: data.clone(),
+                len: rest,
             });
             out.push(more);
         }
@@ -206,7 +212,9 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             fwd,
             data,
             by_field,
+            len,
         } => {
+            let len = len as usize;
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
             let cell = |n: Val, p: Val| {
                 let mut f = vec![Val::Unknown; width];
@@ -220,9 +228,12 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             two.atoms[k] = pt(first, strukt, cell(Val::Id(last), back), &data);
             two.atoms
                 .push(pt(last, strukt, cell(fwd, link(first)), &data));
+            two.add_count_eq(&[(len, 1)], 2);
             out.push(two);
             let n = h.fresh();
             let mut more = h.clone();
+            let rest = more.new_col();
+            more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
             if i == first {
                 more.atoms[k] = pt(first, strukt, cell(Val::Id(n), back), &data);
                 more.atoms.push(Atom::Dls {
@@ -235,6 +246,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     fwd,
                     data: data.clone(),
                     by_field,
+                    len: rest,
                 });
             } else {
                 more.atoms[k] = pt(last, strukt, cell(fwd, link(n)), &data);
@@ -248,6 +260,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     fwd: Val::Id(last),
                     data: data.clone(),
                     by_field,
+                    len: rest,
                 });
             }
             out.push(more);
@@ -346,6 +359,22 @@ impl Post<'_> {
                         })
                         .collect();
                 }
+                // a counted parameter gets a linear argument as an equality, unless
+                // the argument reads a parameter (recursion: already rebound here)
+                for (p, a) in f.params.iter().zip(args) {
+                    let mut read = Vec::new();
+                    a.vars(&mut read);
+                    if read.iter().any(|x| f.params.contains(x)) {
+                        continue;
+                    }
+                    if let Some(col) = h.int_col(*p) {
+                        for s in &mut out {
+                            if let Some(t) = super::counts::assign(prog, s, col, a) {
+                                *s = t;
+                            }
+                        }
+                    }
+                }
                 out
             }
             Step::Leave(e) => {
@@ -358,13 +387,25 @@ impl Post<'_> {
                 };
                 let mut out = h.clone();
                 let v = f.ret.map_or(Val::Unknown, |r| h.get(r));
+                // a counted result of a counted return variable: an equality
+                let callee_vars = || f.params.iter().chain(&f.locals).chain(&f.ret);
+                let mut related = false;
+                if let (Some(r), Some(dst)) = (f.ret, ret) {
+                    if let Some(col) = h.int_col(*dst).filter(|_| !callee_vars().any(|x| x == dst))
+                    {
+                        if let Some(t) = super::counts::assign(prog, h, col, &Expr::Var(r)) {
+                            out = t;
+                            related = true;
+                        }
+                    }
+                }
                 // the callee's variables are dead until it is entered again, where
                 // they are written before they are read (or read uninitialised: any
                 // value)
                 for &x in f.params.iter().chain(&f.locals).chain(&f.ret) {
                     out.set(x, Val::Unknown);
                 }
-                if let Some(r) = ret {
+                if let Some(r) = ret.as_ref().filter(|_| !related) {
                     let v = match v {
                         Val::Int(k) => int_val(var_ty(prog, *r), Some(k)),
                         v if is_ptr_var(prog, *r) => v,
@@ -399,6 +440,11 @@ impl Post<'_> {
                 if is_ptr_var(prog, *dst) {
                     out.set(*dst, value_of(prog, h, src).0);
                 } else if is_int_var(prog, *dst) {
+                    if let Some(col) = h.int_col(*dst) {
+                        if let Some(out) = super::counts::assign(prog, h, col, src) {
+                            return vec![out];
+                        }
+                    }
                     return int_choices(prog, h, src)
                         .into_iter()
                         .map(|v| {
@@ -686,6 +732,22 @@ pub fn assume(prog: &Program, h: SymHeap, cond: &Expr, truth: bool) -> Vec<SymHe
         } else {
             Vec::new()
         };
+    }
+    if h.counts.is_some() {
+        // a comparison of counters and lengths
+        let zero = Expr::Int(0);
+        let cmp = match cond {
+            Expr::Binary(op, a, b) => Some((*op, a.as_ref(), b.as_ref())),
+            Expr::Var(x) if is_int_var(prog, *x) => Some((BinOp::Ne, cond, &zero)),
+            _ => None,
+        };
+        if let Some((op, a, b)) = cmp {
+            if !is_ptr_expr(prog, a) && !is_ptr_expr(prog, b) {
+                if let Some(out) = super::counts::assume(prog, &h, op, a, b, truth) {
+                    return out;
+                }
+            }
+        }
     }
     match cond {
         Expr::Unary(UnOp::Not, e) => assume(prog, h, e, !truth),

@@ -216,6 +216,11 @@ fn int_var(prog: &Program) -> VarId {
 }
 
 fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
+    exact_with(c, vs, false)
+}
+
+/// [`exact`], with `v` counted ([`counts`]) if `counted`.
+fn exact_with(c: &Conc, vs: &[VarId; 3], counted: bool) -> SymHeap {
     let val = |v: Cv| match v {
         Cv::Null => Val::Null,
         Cv::Addr(i) => Val::Id(i as Id),
@@ -223,6 +228,9 @@ fn exact(c: &Conc, vs: &[VarId; 3]) -> SymHeap {
         Cv::Fld(i, f) => Val::Field(i as Id, u32::from(f)),
     };
     let mut h = SymHeap::initial();
+    if counted {
+        h.counts = Some(Counts::new(vec![vs[2] + 1]));
+    }
     for (i, x) in vs.iter().enumerate() {
         h.set(*x, val(c.vars[i]));
     }
@@ -265,7 +273,42 @@ fn models(c: &Conc, vs: &[VarId; 3], h: &SymHeap) -> bool {
         _ => {}
     }
     let used = vec![false; c.cells.len()];
-    search(c, h, &mut vec![false; h.atoms.len()], sig, used)
+    search(c, h, &mut vec![false; h.atoms.len()], sig, used, Vec::new())
+}
+
+/// Whether `h`'s counts hold of the concrete heap: the counted variable `v` (the only
+/// integer variable) has `c.v`, the segment with column `col` covers `len` objects for
+/// each `(col, len)` of `lens` (rows over other columns are not checked).
+fn counts_hold(c: &Conc, h: &SymHeap, lens: &[(usize, i128)]) -> bool {
+    let Some(k) = &h.counts else {
+        return true;
+    };
+    // the property tests count `v` only
+    let mut val: Vec<Option<i128>> = vec![None; k.eqs.dims()];
+    for v in val.iter_mut().take(k.ints.len()) {
+        *v = Some(i128::from(c.v));
+    }
+    for &(col, len) in lens {
+        if let Some(v) = val.get_mut(col) {
+            *v = Some(len);
+        }
+    }
+    if k.eqs.is_bottom() {
+        return false;
+    }
+    k.eqs.rows().iter().all(|r| {
+        let d = k.eqs.dims();
+        let mut sum = 0;
+        for (i, a) in r[..d].iter().enumerate() {
+            if *a != 0 {
+                match val[i] {
+                    Some(v) => sum += a * v,
+                    None => return true,
+                }
+            }
+        }
+        sum == r[d]
+    })
 }
 
 fn bind(sig: &mut std::collections::HashMap<Id, Cv>, k: Id, v: Cv) -> bool {
@@ -313,12 +356,13 @@ fn search(
     done: &mut Vec<bool>,
     sig: std::collections::HashMap<Id, Cv>,
     used: Vec<bool>,
+    lens: Vec<(usize, i128)>,
 ) -> bool {
     let pick = (0..h.atoms.len())
         .filter(|&k| !done[k])
         .max_by_key(|&k| sig.contains_key(&h.atoms[k].start()));
     let Some(k) = pick else {
-        return disequalities_hold(h, &sig);
+        return disequalities_hold(h, &sig) && counts_hold(c, h, &lens);
     };
     let a = &h.atoms[k];
     let starts: Vec<usize> = match sig.get(&a.start()) {
@@ -440,7 +484,11 @@ fn search(
             }
             let mut u2 = used.clone();
             objs.iter().for_each(|&j| u2[j] = true);
-            if search(c, h, done, s2, u2) {
+            let mut l2 = lens.clone();
+            if let Some(col) = a.len_col() {
+                l2.push((col, objs.len() as i128));
+            }
+            if search(c, h, done, s2, u2, l2) {
                 done[k] = false;
                 return true;
             }
@@ -563,9 +611,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
     #[test]
-    fn canonical_form_and_folding_keep_the_concrete_heap(c in conc()) {
+    fn canonical_form_and_folding_keep_the_concrete_heap(c in conc(), counted: bool) {
         let (prog, vs) = heap_prog();
-        let h = exact(&c, &vs);
+        let h = exact_with(&c, &vs, counted);
         prop_assert!(models(&c, &vs, &h));
         let k = h.clone().canonical();
         prop_assert!(models(&c, &vs, &k), "canonical {}", k.render(&prog));
@@ -574,17 +622,17 @@ proptest! {
     }
 
     #[test]
-    fn entailment_keeps_the_concrete_heaps(c in conc(), d in conc()) {
+    fn entailment_keeps_the_concrete_heaps(c in conc(), d in conc(), counted: bool) {
         let (prog, vs) = heap_prog();
-        let s = fold::fold(&prog, exact(&c, &vs));
-        let t = fold::fold(&prog, exact(&d, &vs));
+        let s = fold::fold(&prog, exact_with(&c, &vs, counted));
+        let t = fold::fold(&prog, exact_with(&d, &vs, counted));
         if entail::entails(&s, &t) {
             prop_assert!(models(&c, &vs, &t), "{} ⊑ {}", s.render(&prog), t.render(&prog));
         }
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..18, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool) {
+    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..21, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool, counted: bool) {
         let (prog, vs) = heap_prog();
         let iv = int_var(&prog);
         let dfield = FieldRef { strukt: 0, field: 2 };
@@ -661,12 +709,15 @@ proptest! {
                 let ok = c.live(c.vars[x]).map(|i| if let Some(o) = &mut d.cells[i] { o.1 = i64::from(c.v != k) }).is_some();
                 (Op::Store { ptr: vs[x], field: dfield, src: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(k)) }, ok)
             }
+            18 => { d.v = c.v + 1; (Op::Assign { dst: iv, src: Expr::bin(BinOp::Add, Expr::Var(iv), Expr::Int(1)) }, true) }
+            19 => (Op::Assume { cond: Expr::bin(BinOp::Lt, Expr::Var(iv), Expr::Int(k)) }, c.v < k),
+            20 => (Op::Assume { cond: Expr::bin(BinOp::Ge, Expr::Var(iv), Expr::Int(k)) }, c.v >= k),
             11 => (Op::Assume { cond: Expr::bin(BinOp::Eq, Expr::Var(iv), Expr::Int(k)) }, c.v == k),
             12 => (Op::Assume { cond: Expr::bin(BinOp::Ne, Expr::Var(iv), Expr::Int(k)) }, c.v != k),
             _ => { d.v = k; (Op::Assign { dst: iv, src: Expr::Int(k) }, true) }
         };
         if ok {
-            let h = fold::fold(&prog, exact(&c, &vs));
+            let h = fold::fold(&prog, exact_with(&c, &vs, counted));
             let narrow = prog
                 .structs
                 .iter()
@@ -677,7 +728,7 @@ proptest! {
             let out = (post::Post { prog: &prog, narrow: &narrow }).op(&h, &abs_op);
             let posts: Vec<SymHeap> = out.into_iter().map(|s| fold::fold(&prog, s)).collect();
             // entailment soundness with the concrete successor as the witness
-            let dh = fold::fold(&prog, exact(&d, &vs));
+            let dh = fold::fold(&prog, exact_with(&d, &vs, counted));
             for r in &posts {
                 if entail::entails(&dh, r) {
                     prop_assert!(models(&d, &vs, r), "{} ⊑ {}", dh.render(&prog), r.render(&prog));
@@ -813,6 +864,7 @@ fn pooling_gives_every_piece_the_union_of_the_values() {
             from: 1,
             to: Val::Null,
             data: vec![(2, vec![0, 1])],
+            len: 0,
         });
         h
     };
