@@ -275,6 +275,48 @@ impl<S: Clone> Art<S> {
         id
     }
 
+    /// The alive, uncovered nodes at `loc` and `stack` but `child` whose fingerprints
+    /// may cover `child`'s, and those whose fingerprints may merge with it (if
+    /// `merge`). Dead and covered nodes take part in neither: the index drops them now
+    /// and then and skips them until then (a node uncovered later is put back by
+    /// [`Art::fix_coverings`]).
+    fn candidates(
+        &mut self,
+        loc: Node,
+        stack: &[EdgeId],
+        child: ArtId,
+        merge: bool,
+    ) -> (Vec<ArtId>, Vec<ArtId>) {
+        let nodes = &self.nodes;
+        let digests = &self.digests;
+        let here = self.by_loc.entry((loc, stack.to_vec())).or_default();
+        here.compact(|m| m == child || (nodes[m].alive && nodes[m].covered_by.is_none()));
+        let fp = &nodes[child].fp;
+        let digest = |m: ArtId| digests.get(m).copied().unwrap_or_default();
+        let d = digest(child);
+        let mut coverers = Vec::new();
+        let mut mergers = Vec::new();
+        for &m in &here.ids {
+            let dm = digest(m);
+            let cover = dm.may_cover(&d);
+            let may_merge = merge && dm.may_merge(&d);
+            if m == child
+                || !(cover || may_merge)
+                || !nodes[m].alive
+                || nodes[m].covered_by.is_some()
+            {
+                continue;
+            }
+            if cover && nodes[m].fp.may_cover(fp) {
+                coverers.push(m);
+            }
+            if may_merge {
+                mergers.push(m);
+            }
+        }
+        (coverers, mergers)
+    }
+
     /// Gives node `n` the fingerprint `fp` (and its digest).
     pub fn set_fp(&mut self, n: ArtId, fp: crate::cpa::Fingerprint) {
         if let Some(d) = self.digests.get_mut(n) {
@@ -555,45 +597,9 @@ pub fn build<C: Cpa>(
                 if prog.is_error(to) && !opts.reached.contains(&to) {
                     return BuildOutcome::Error(child);
                 }
-                // the alive, uncovered nodes here: candidates for stop and merge
-                // (a node dead once is dead for good: dropped from the index here)
-                // stop asks only those that may cover by their fingerprints, merge
-                // only those that may merge (one pass, collecting only those)
-                let (coverers, mergers): (Vec<ArtId>, Vec<ArtId>) = {
-                    let nodes = &art.nodes;
-                    let digests = &art.digests;
-                    let here = art.by_loc.entry((to, new_stack.clone())).or_default();
-                    // dead and covered nodes take part in neither (a node uncovered
-                    // later is put back by `fix_coverings`); they are dropped from the
-                    // index now and then, and skipped until then
-                    here.compact(|m| {
-                        m == child || (nodes[m].alive && nodes[m].covered_by.is_none())
-                    });
-                    let fp = &nodes[child].fp;
-                    let digest = |m: ArtId| digests.get(m).copied().unwrap_or_default();
-                    let d = digest(child);
-                    let mut coverers = Vec::new();
-                    let mut mergers = Vec::new();
-                    for &m in &here.ids {
-                        let dm = &digest(m);
-                        let cover = dm.may_cover(&d);
-                        let merge = opts.merge && dm.may_merge(&d);
-                        if m == child
-                            || !(cover || merge)
-                            || !nodes[m].alive
-                            || nodes[m].covered_by.is_some()
-                        {
-                            continue;
-                        }
-                        if cover && nodes[m].fp.may_cover(fp) {
-                            coverers.push(m);
-                        }
-                        if merge {
-                            mergers.push(m);
-                        }
-                    }
-                    (coverers, mergers)
-                };
+                // stop asks only the alive, uncovered nodes here that may cover by
+                // their fingerprints, merge only those that may merge
+                let (coverers, mergers) = art.candidates(to, &new_stack, child, opts.merge);
                 let used = {
                     let states: Vec<&C::State> =
                         coverers.iter().map(|&m| &art.nodes[m].state).collect();

@@ -25,7 +25,8 @@ use std::path::Path;
 use std::time::Instant;
 
 /// The loop invariants of a SAFE report on `input` ([`super::invariants`]), located
-/// at the loop keywords (`while`, `for`) of `input`: none when the proof is of the
+/// at the loop keywords (`while`, `for`) of `input` (from the predicate cubes of the
+/// certificate, also of a symbolic-heap proof): none when the proof is of the
 /// promoted program or has no certificate, or for a loop head without a keyword
 /// shapemc can find (`do ... while`, loops made of `goto`).
 pub fn invariants(
@@ -58,6 +59,13 @@ pub fn invariants(
             heads.push((head, kw));
         }
     }
+    let symheap = match &rep.certificate_file {
+        Some(crate::cegar::cli::CertFile {
+            body: crate::cegar::cli::CertBody::Symheap(c),
+            ..
+        }) => Some(c),
+        _ => None,
+    };
     let (prec, nodes): (Option<&Precision>, Vec<NodeFacts>) =
         match (&rep.heap_certificate, &rep.certificate) {
             (Some(c), _) => (
@@ -82,7 +90,21 @@ pub fn invariants(
                     })
                     .collect(),
             ),
-            (None, None) => return Ok(Vec::new()),
+            // the symbolic heaps' proof: the predicate cubes beside the heaps
+            (None, None) => match symheap {
+                Some(c) => (
+                    Some(&c.precision.1),
+                    c.nodes
+                        .iter()
+                        .map(|n| NodeFacts {
+                            loc: Node::new(n.loc),
+                            cube: Some(&n.state.1),
+                            explicit: None,
+                        })
+                        .collect(),
+                ),
+                None => return Ok(Vec::new()),
+            },
         };
     let file_name = input.display().to_string();
     Ok(loop_invariants(&prog, &text, &heads, prec, &nodes)
