@@ -740,6 +740,45 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_covers_what_went_into_it_even_where_a_chain_could_go_on() {
+        // a regression (a certificate check failed on real/ut_cdl_reverse): a segment
+        // without facts followed by an object that fold kept apart (its value is split
+        // on) and that only the segment points to; the greedy matching extended the
+        // segment over the object, so the hull did not cover its own inputs
+        let prog = parse_c(&format!("{PRE}{LENGTH}"));
+        let (l, len) = (var(&prog, "l"), var(&prog, "len"));
+        let state = |n: i64| {
+            let mut h = SymHeap::initial();
+            h.counts = Some(Counts::new(vec![len]));
+            let seg = h.new_col();
+            h.atoms.push(Atom::Ls {
+                strukt: 0,
+                link: 0,
+                from: 0,
+                to: Val::Id(1),
+                data: Vec::new(),
+                len: seg,
+            });
+            h.atoms.push(Atom::Pt {
+                at: 1,
+                strukt: 0,
+                fields: vec![Val::Null, Val::Int(2)],
+                heap: true,
+                data: Vec::new(),
+            });
+            h.set(l, Val::Id(0));
+            h.set(len, Val::Int(n + 1));
+            h.add_count_eq(&[(seg as usize, 1)], i128::from(n));
+            h.canonical()
+        };
+        let (a, b) = (state(4), state(5));
+        let j = join(&a, &b).unwrap();
+        assert!(super::super::entail::entails(&a, &j));
+        assert!(super::super::entail::entails(&b, &j));
+        assert!(!super::super::entail::entails(&j, &a));
+    }
+
+    #[test]
     fn comparisons_are_decided_with_the_segments_at_least_one_object_long() {
         let prog = parse_c(&format!("{PRE}{LENGTH}"));
         let j = join(&counted_list(&prog, 3, 3), &counted_list(&prog, 4, 4)).unwrap();

@@ -28,6 +28,24 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
     if s == t {
         return true;
     }
+    if s.vars == t.vars && s.atoms == t.atoms && s.neq == t.neq {
+        // one heap, other counts (a merge's hull and what went into it): the identity
+        // is the map, each segment its own image (the greedy matching below could
+        // extend a segment past an object the identity keeps apart)
+        let images: Vec<(usize, counts::Image)> = t
+            .atoms
+            .iter()
+            .filter_map(|a| a.len_col())
+            .map(|c| {
+                let img = counts::Image {
+                    cols: vec![c],
+                    objects: 0,
+                };
+                (c, img)
+            })
+            .collect();
+        return counts::implies(s, t, &images);
+    }
     let mut m = Matcher {
         s,
         map: HashMap::new(),
