@@ -44,25 +44,32 @@ pub fn counter_type(prog: &Program, v: VarId) -> bool {
 /// `+`, `-`, negation and multiplication by a constant.
 pub fn linear(prog: &Program, e: &Expr, counters: &[String]) -> Option<Linear> {
     let n = counters.len();
+    linear_by(e, n, &|v| {
+        let name = &prog.vars.get(v)?.name;
+        let i = counters.iter().position(|c| c == name)?;
+        if !counter_type(prog, v) {
+            return None;
+        }
+        let mut c = vec![0; n];
+        c[i] = 1;
+        Some((c, 0))
+    })
+}
+
+/// `e` as a linear form over `n` unknowns, if it is one: integer constants,
+/// variables as `var` gives them (`None`: not linear), `+`, `-`, negation and
+/// multiplication by a constant.
+pub fn linear_by(e: &Expr, n: usize, var: &dyn Fn(VarId) -> Option<Linear>) -> Option<Linear> {
     match e {
         Expr::Int(k) => Some((vec![0; n], *k as i128)),
-        Expr::Var(v) => {
-            let name = &prog.vars.get(*v)?.name;
-            let i = counters.iter().position(|c| c == name)?;
-            if !counter_type(prog, *v) {
-                return None;
-            }
-            let mut c = vec![0; n];
-            c[i] = 1;
-            Some((c, 0))
-        }
+        Expr::Var(v) => var(*v),
         Expr::Unary(crate::cfa::UnOp::Neg, a) => {
-            let (c, k) = linear(prog, a, counters)?;
+            let (c, k) = linear_by(a, n, var)?;
             Some((c.iter().map(|x| -x).collect(), -k))
         }
         Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let (ca, ka) = linear(prog, a, counters)?;
-            let (cb, kb) = linear(prog, b, counters)?;
+            let (ca, ka) = linear_by(a, n, var)?;
+            let (cb, kb) = linear_by(b, n, var)?;
             let s = if *op == BinOp::Add { 1 } else { -1 };
             Some((
                 ca.iter().zip(&cb).map(|(x, y)| x + s * y).collect(),
@@ -70,8 +77,8 @@ pub fn linear(prog: &Program, e: &Expr, counters: &[String]) -> Option<Linear> {
             ))
         }
         Expr::Binary(BinOp::Mul, a, b) => {
-            let (ca, ka) = linear(prog, a, counters)?;
-            let (cb, kb) = linear(prog, b, counters)?;
+            let (ca, ka) = linear_by(a, n, var)?;
+            let (cb, kb) = linear_by(b, n, var)?;
             if ca.iter().all(|x| *x == 0) {
                 Some((cb.iter().map(|y| y * ka).collect(), ka * kb))
             } else if cb.iter().all(|y| *y == 0) {

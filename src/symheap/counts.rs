@@ -26,7 +26,7 @@
 
 use super::{Atom, SymHeap, Val};
 use crate::affine::Affine;
-use crate::cfa::{BinOp, Expr, Program, UnOp, VarId};
+use crate::cfa::{BinOp, Expr, Program, VarId};
 use crate::shape::numeric::{self, Constraint};
 use serde::{Deserialize, Serialize};
 
@@ -261,48 +261,20 @@ impl SymHeap {
 /// multiplication by a constant. `None` otherwise (also without counts).
 pub fn linear(prog: &Program, h: &SymHeap, e: &Expr) -> Option<Linear> {
     let dims = h.counts.as_ref()?.eqs.dims();
-    match e {
-        Expr::Int(k) => Some((vec![0; dims], *k as i128)),
-        Expr::Var(x) => {
-            if !numeric::counter_type(prog, *x) {
-                return None;
-            }
-            if let Some(col) = h.int_col(*x) {
-                let mut c = vec![0; dims];
-                c[col] = 1;
-                return Some((c, 0));
-            }
-            match h.get(*x) {
-                Val::Int(k) => Some((vec![0; dims], k as i128)),
-                _ => None,
-            }
+    numeric::linear_by(e, dims, &|x| {
+        if !numeric::counter_type(prog, x) {
+            return None;
         }
-        Expr::Unary(UnOp::Neg, a) => {
-            let (c, k) = linear(prog, h, a)?;
-            Some((c.iter().map(|x| -x).collect(), -k))
+        if let Some(col) = h.int_col(x) {
+            let mut c = vec![0; dims];
+            c[col] = 1;
+            return Some((c, 0));
         }
-        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let (ca, ka) = linear(prog, h, a)?;
-            let (cb, kb) = linear(prog, h, b)?;
-            let s = if *op == BinOp::Add { 1 } else { -1 };
-            Some((
-                ca.iter().zip(&cb).map(|(x, y)| x + s * y).collect(),
-                ka + s * kb,
-            ))
+        match h.get(x) {
+            Val::Int(k) => Some((vec![0; dims], k as i128)),
+            _ => None,
         }
-        Expr::Binary(BinOp::Mul, a, b) => {
-            let (ca, ka) = linear(prog, h, a)?;
-            let (cb, kb) = linear(prog, h, b)?;
-            if ca.iter().all(|x| *x == 0) {
-                Some((cb.iter().map(|y| y * ka).collect(), ka * kb))
-            } else if cb.iter().all(|y| *y == 0) {
-                Some((ca.iter().map(|x| x * kb).collect(), ka * kb))
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
+    })
 }
 
 /// A variable or a constant: its value is in range whatever the counts say.
