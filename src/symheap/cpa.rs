@@ -175,32 +175,42 @@ pub(super) fn pool_values(h: &mut SymHeap, r: FieldRef) {
     }
 }
 
-/// Facts of `s` that every state it covers has too (`offer`: the facts `s` has for
-/// others to require), hashed into bits: a variable holding an integer, two variables
+/// Facts of `s` that every state it covers has too, and the facts `s` has for others
+/// to require (the first and the second words), hashed into bits: a variable holding an integer, two variables
 /// holding one id (offered: one value), a variable pointing to an
 /// allocated object, to an object (not a segment), and that object's integer and
 /// NULL fields, the number of objects with a known integer value (up to it) ([`entail::entails`] maps each id to one value, matches a piece by a
 /// piece starting at the same address, an object only by an object with the same
 /// known fields); a counted variable the counts fix (its equality must be implied).
-fn fingerprint_facts(s: &SymHeap, offer: bool) -> [u64; FACT_WORDS] {
+fn fingerprint_facts(s: &SymHeap) -> ([u64; FACT_WORDS], [u64; FACT_WORDS]) {
     use std::hash::{Hash, Hasher};
-    let mut words = [0u64; FACT_WORDS];
-    let mut bit = |fact: &dyn Fn(&mut rustc_hash::FxHasher)| {
+    let bit_of = |fact: &dyn Fn(&mut rustc_hash::FxHasher)| {
         let mut h = rustc_hash::FxHasher::default();
         fact(&mut h);
         let b = h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        words[(b as usize / 64) % FACT_WORDS] |= 1u64 << (b % 64);
+        ((b as usize / 64) % FACT_WORDS, 1u64 << (b % 64))
     };
+    // aliases: σ maps an id to one value (of any kind: offered for all values,
+    // required for ids); the other facts are both required and offered
+    let mut aliases_offered = [0u64; FACT_WORDS];
+    let mut words = [0u64; FACT_WORDS];
     for (n, &(x, v)) in s.vars.iter().enumerate() {
-        // aliases: σ maps an id to one value (of any kind: offered for all values,
-        // required for ids)
-        if offer || matches!(v, Val::Id(_)) {
-            for &(y, w) in &s.vars[n + 1..] {
-                if w == v {
-                    bit(&|h| (3u8, x, y).hash(h));
+        for &(y, w) in &s.vars[n + 1..] {
+            if w == v {
+                let (i, m) = bit_of(&|h| (3u8, x, y).hash(h));
+                if matches!(v, Val::Id(_)) {
+                    words[i] |= m;
+                } else {
+                    aliases_offered[i] |= m;
                 }
             }
         }
+    }
+    let mut bit = |fact: &dyn Fn(&mut rustc_hash::FxHasher)| {
+        let (i, m) = bit_of(fact);
+        words[i] |= m;
+    };
+    for &(x, v) in &s.vars {
         match v {
             Val::Int(k) => bit(&|h| (0u8, x, k).hash(h)),
             Val::Id(i) => {
@@ -253,7 +263,11 @@ fn fingerprint_facts(s: &SymHeap, offer: bool) -> [u64; FACT_WORDS] {
             }
         }
     }
-    words
+    let mut offered = words;
+    for (o, a) in offered.iter_mut().zip(aliases_offered) {
+        *o |= a;
+    }
+    (words, offered)
 }
 
 /// Words of hashed facts in a symbolic heap's fingerprint (a required fact a state
@@ -366,7 +380,7 @@ impl Cpa for SymHeapCpa {
                 null |= 1 << (x % 64);
             }
         }
-        let (req, offer) = (fingerprint_facts(s, false), fingerprint_facts(s, true));
+        let (req, offer) = fingerprint_facts(s);
         // thermometers: a covering state has at most as many atoms and objects as the
         // covered one (each of its atoms takes at least one piece, an object an object)
         let thermo = |n: usize| (1u64 << n.min(31)) - 1;
