@@ -4,9 +4,10 @@
 //!
 //! Refinement adds predicates from the interpolants as with `--domains pred`, and the
 //! integer fields the interpolants read to the symbolic heap's precision
-//! ([`SymPrec`]: folding keeps pieces apart that differ on such a field). A path
-//! neither can rule out ends the run UNKNOWN ("the refinement learned nothing"),
-//! never with a guess.
+//! ([`SymPrec`]: folding keeps pieces apart that differ on such a field); when those
+//! learn nothing, it counts integer variables (their values kept as equalities with
+//! the segments' lengths, [`crate::symheap::counts`]). A path none of these rules out
+//! ends the run UNKNOWN ("the refinement learned nothing"), never with a guess.
 
 use super::{Abstraction, RefineInput, Refinement};
 use crate::cert::{check_until, CertError, Certificate};
