@@ -266,6 +266,12 @@ fn decide(
 
 /// May the linear form `e` leave the counter range in some point of `a`?
 pub fn may_overflow(a: &Affine, nv: usize, s: &Structure, cells: i128, e: &Linear) -> bool {
+    satisfiable(a, nv, s, cells, &out_of_range(e))
+}
+
+/// The alternatives "`e` below the counter range" and "`e` above it", for
+/// [`satisfiable`] and [`satisfiable_bounded`].
+pub fn out_of_range(e: &Linear) -> [Vec<Constraint>; 2] {
     let below = Constraint {
         form: (e.0.clone(), e.1 - MIN),
         rel: BinOp::Lt,
@@ -274,7 +280,7 @@ pub fn may_overflow(a: &Affine, nv: usize, s: &Structure, cells: i128, e: &Linea
         form: (e.0.clone(), e.1 - MAX),
         rel: BinOp::Gt,
     };
-    satisfiable(a, nv, s, cells, &[vec![below], vec![above]])
+    [vec![below], vec![above]]
 }
 
 #[cfg(test)]

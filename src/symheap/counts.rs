@@ -244,15 +244,7 @@ impl SymHeap {
 
     /// Whether `f` may leave a counter's range in some state of the counts.
     fn may_overflow(&self, prog: &Program, f: &Linear) -> bool {
-        let below = Constraint {
-            form: (f.0.clone(), f.1 - MIN),
-            rel: BinOp::Lt,
-        };
-        let above = Constraint {
-            form: (f.0.clone(), f.1 - MAX),
-            rel: BinOp::Gt,
-        };
-        self.counts_allow(prog, &[vec![below], vec![above]])
+        self.counts_allow(prog, &numeric::out_of_range(f))
     }
 }
 
