@@ -722,6 +722,7 @@ mod tests {
                 to: Val::Id(1),
                 data: Vec::new(),
                 len: seg,
+                cells: Default::default(),
             });
             h.atoms.push(Atom::Pt {
                 at: 1,

@@ -14,7 +14,7 @@
 //! as the next object is referenced only by the chain: the same rule
 //! [`super::fold`] hides objects by, so folded states match.
 
-use super::{counts, Atom, Id, SymHeap, Val};
+use super::{cells, counts, Atom, Cells, Id, SymHeap, Val};
 use std::collections::HashMap;
 
 /// True if every concrete state of `s` is one of `t`.
@@ -50,8 +50,11 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         s,
         map: HashMap::new(),
         used: vec![false; s.atoms.len()],
+        owned: vec![false; s.atoms.len()],
         rc: std::cell::OnceCell::new(),
         want: Vec::new(),
+        cells: Cells::default(),
+        links: Vec::new(),
     };
     for &(x, tv) in &t.vars {
         if !m.val(tv, s.get(x)) {
@@ -82,12 +85,15 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                         fwd,
                         data,
                         by_field,
+                        cells,
                         ..
                     } = a
                     else {
                         continue;
                     };
                     m.want = data.clone();
+                    m.cells = cells.clone();
+                    m.links = vec![*next, *prev];
                     let Some(&Val::Id(j)) = m.map.get(last) else {
                         continue;
                     };
@@ -106,7 +112,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
             if let (true, Some(col)) = (counted, a.len_col()) {
                 let mut img = counts::Image::default();
                 for (j, piece) in s.atoms.iter().enumerate() {
-                    if m.used[j] && !before[j] {
+                    if m.used[j] && !before[j] && !m.owned[j] {
                         match piece.len_col() {
                             Some(c) => img.cols.push(c),
                             None => img.objects += 1,
@@ -141,10 +147,16 @@ struct Matcher<'a> {
     map: HashMap<Id, Val>,
     /// `s`'s atoms already matched.
     used: Vec<bool>,
+    /// `s`'s atoms matched as what a segment's object owns (not pieces of it).
+    owned: Vec<bool>,
     /// `s`'s reference counts, computed when a chain first needs them.
     rc: std::cell::OnceCell<HashMap<Id, usize>>,
     /// The integer facts the segment being matched needs of every piece it takes.
     want: super::Facts,
+    /// The cells the segment being matched needs of every piece it takes.
+    cells: Cells,
+    /// The links of the segment being matched.
+    links: Vec<usize>,
 }
 
 impl Matcher<'_> {
@@ -217,6 +229,79 @@ impl Matcher<'_> {
         rc.get(&j).copied().unwrap_or(0)
     }
 
+    /// [`Matcher::refs`] less the references from the region of the object at `j`
+    /// (over the links of the segment being matched), as [`super::fold`] counts them.
+    fn ext_refs(&self, j: Id) -> usize {
+        let all = self.refs(j);
+        if all <= 1 {
+            return all;
+        }
+        match self.s.atoms.iter().position(|a| matches!(a, Atom::Pt { at, .. } if *at == j)) {
+            Some(k) => all - cells::region(self.s, k, &self.links, &|_| false, 0).self_refs,
+            None => all,
+        }
+    }
+
+    /// Whether piece `k` of `s` has the cells ([`Matcher::cells`]) the segment being
+    /// matched needs: the common values (extending σ) and, where the segment has
+    /// shapes, shapes that entail them (an object's region, whose atoms are then
+    /// used). σ and the used atoms are unchanged when not.
+    fn cells_ok(&mut self, k: usize) -> bool {
+        if self.cells.is_empty() {
+            return true;
+        }
+        let want = std::mem::take(&mut self.cells);
+        let saved = (self.map.clone(), self.used.clone(), self.owned.clone());
+        let ok = self.cells_match(k, &want);
+        if !ok {
+            (self.map, self.used, self.owned) = saved;
+        }
+        self.cells = want;
+        ok
+    }
+
+    fn cells_match(&mut self, k: usize, want: &Cells) -> bool {
+        match &self.s.atoms[k] {
+            Atom::Pt { fields, .. } => {
+                let fields = fields.clone();
+                for &(f, v) in &want.common {
+                    match fields.get(f) {
+                        Some(&sv) if self.val(v, sv) => {}
+                        _ => return false,
+                    }
+                }
+                if want.shapes.is_empty() {
+                    return true;
+                }
+                let r = cells::region(self.s, k, &self.links, &|_| true, 0);
+                let Some(shape) = r.shape else {
+                    return false;
+                };
+                if r.atoms.iter().any(|&j| self.used[j])
+                    || !cells::shapes_entail(std::slice::from_ref(&shape), &want.shapes)
+                {
+                    return false;
+                }
+                for j in r.atoms {
+                    self.used[j] = true;
+                    self.owned[j] = true;
+                }
+                true
+            }
+            Atom::Ls { cells, .. } | Atom::Dls { cells, .. } => {
+                let cells = cells.clone();
+                for &(f, v) in &want.common {
+                    match cells.common.iter().find(|p| p.0 == f) {
+                        Some(&(_, sv)) if self.val(v, sv) => {}
+                        _ => return false,
+                    }
+                }
+                cells::shapes_entail(&cells.shapes, &want.shapes)
+            }
+            Atom::Block { .. } => false,
+        }
+    }
+
     /// Matches `t`'s atom `a`, whose start σ maps to `j`.
     fn atom(&mut self, a: &Atom, j: Id) -> bool {
         match a {
@@ -263,9 +348,12 @@ impl Matcher<'_> {
                 link,
                 to,
                 data,
+                cells,
                 ..
             } => {
                 self.want = data.clone();
+                self.cells = cells.clone();
+                self.links = vec![*link];
                 self.ls(*strukt, *link, j, *to)
             }
             Atom::Dls {
@@ -277,9 +365,12 @@ impl Matcher<'_> {
                 fwd,
                 data,
                 by_field,
+                cells,
                 ..
             } => {
                 self.want = data.clone();
+                self.cells = cells.clone();
+                self.links = vec![*next, *prev];
                 self.dls(*strukt, (*next, *prev, *by_field), j, *back, *last, *fwd)
             }
         }
@@ -309,7 +400,7 @@ impl Matcher<'_> {
             } if *s2 == strukt && *n2 == link => *fwd,
             _ => return None,
         };
-        if !self.satisfies(k) {
+        if !self.satisfies(k) || !self.cells_ok(k) {
             return None;
         }
         self.used[k] = true;
@@ -349,7 +440,8 @@ impl Matcher<'_> {
                 }
                 return false;
             };
-            let outer = self.refs(n) - inner.get(&n).copied().unwrap_or(0).min(self.refs(n));
+            let refs = self.ext_refs(n);
+            let outer = refs - inner.get(&n).copied().unwrap_or(0).min(refs);
             if greedy
                 && (outer != 1
                     || self.points_into(n, link, &[j, n])
@@ -412,7 +504,7 @@ impl Matcher<'_> {
             }
             _ => return None,
         };
-        if !self.satisfies(k) {
+        if !self.satisfies(k) || !self.cells_ok(k) {
             return None;
         }
         self.used[k] = true;
@@ -453,7 +545,7 @@ impl Matcher<'_> {
                 // going on hides the current last object (unless it is the first) and
                 // the first of a next segment: only if the chain alone refers to them,
                 // as fold hides them
-                let l_ok = l == j || self.refs(l) == if last_pt { 2 } else { 1 };
+                let l_ok = l == j || self.ext_refs(l) == if last_pt { 2 } else { 1 };
                 let n_seg = self
                     .piece_at(n)
                     .is_some_and(|k| matches!(self.s.atoms[k], Atom::Dls { .. }));
@@ -461,7 +553,7 @@ impl Matcher<'_> {
                 let n_ok = if n_seg {
                     self.refs(n) == 1
                 } else {
-                    self.refs(n) == 1 + usize::from(self.links_back_to(links, n))
+                    self.ext_refs(n) == 1 + usize::from(self.links_back_to(links, n))
                 };
                 if !l_ok || !n_ok {
                     break;
@@ -552,6 +644,9 @@ impl Matcher<'_> {
         let Some((k, mut f, mut b, fw, mut count)) = self.dls_end_at(strukt, links, j) else {
             return false;
         };
+        if !self.cells_ok(k) {
+            return false;
+        }
         let mut first_pt = count == 1;
         self.used[k] = true;
         if !self.val(fwd, fw) {
@@ -570,14 +665,14 @@ impl Matcher<'_> {
                 return false;
             };
             if may_stop {
-                let f_ok = f == j || self.refs(f) == if first_pt { 2 } else { 1 };
+                let f_ok = f == j || self.ext_refs(f) == if first_pt { 2 } else { 1 };
                 let p_seg = self
                     .dls_end_at(strukt, links, p)
                     .is_some_and(|(_, _, _, _, c)| c == 2);
                 let p_ok = if p_seg {
                     self.refs(p) == 1
                 } else {
-                    self.refs(p) == 1 + usize::from(self.links_forward_to(links, p))
+                    self.ext_refs(p) == 1 + usize::from(self.links_forward_to(links, p))
                 };
                 if !f_ok || !p_ok {
                     break;
@@ -586,7 +681,8 @@ impl Matcher<'_> {
             // the piece before must link forward to the current first object
             let step = self
                 .dls_end_at(strukt, links, p)
-                .filter(|&(_, _, _, fw2, _)| fw2 == Val::Id(f));
+                .filter(|&(_, _, _, fw2, _)| fw2 == Val::Id(f))
+                .filter(|&(k2, ..)| self.cells_ok(k2));
             match step {
                 Some((k2, f2, b2, _, c2)) => {
                     self.used[k2] = true;

@@ -15,7 +15,7 @@
 //! refinement tracks a field when an interpolant first speaks of it, and splits on it
 //! when one does again.
 
-use super::{Atom, Facts, Id, SymHeap, Val, MAX_ATOMS};
+use super::{cells, Atom, Cells, Facts, Id, SymHeap, Val, MAX_ATOMS};
 use crate::cfa::{FieldRef, Program, StructId, VarId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -272,7 +272,6 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
         .filter(|(_, a)| !matches!(a, Atom::Block { .. }))
         .map(|(k, a)| (a.start(), k))
         .collect();
-    let rc1 = |i: Id, n: usize| rc.get(&i).copied().unwrap_or(0) == n;
     let mut structs: Vec<StructId> = h.atoms.iter().filter_map(|a| a.strukt()).collect();
     structs.sort_unstable();
     structs.dedup();
@@ -289,7 +288,10 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
                     continue;
                 }
                 let l = (s, next, prev, by_field);
-                if let Some(out) = merge_dll(h, prec, l, &by_first, &rc1) {
+                // an object's references from its own region (its owned objects'
+                // links back to it) do not keep it named
+                let rc1 = |i: Id, n: usize| external_refs(h, &rc, &by_first, i, &[next, prev]) == n;
+                if let Some(out) = merge_dll(prog, h, prec, l, &by_first, &rc1) {
                     return Some(out);
                 }
             }
@@ -297,7 +299,8 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     }
     for &s in &structs {
         for link in self_links(prog, s) {
-            if let Some(out) = merge_sll(h, prec, (s, link), &by_first, &rc1) {
+            let rc1 = |i: Id, n: usize| external_refs(h, &rc, &by_first, i, &[link]) == n;
+            if let Some(out) = merge_sll(prog, h, prec, (s, link), &by_first, &rc1) {
                 return Some(out);
             }
         }
@@ -305,11 +308,61 @@ fn merge_under(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     None
 }
 
+/// The references to `i` other than those from the region ([`cells::region`]) of the
+/// object at `i` over `links` (all of them if no object starts at `i`).
+fn external_refs(
+    h: &SymHeap,
+    rc: &HashMap<Id, usize>,
+    by_first: &HashMap<Id, usize>,
+    i: Id,
+    links: &[usize],
+) -> usize {
+    let all = rc.get(&i).copied().unwrap_or(0);
+    match by_first.get(&i) {
+        Some(&k) if all > 1 && matches!(h.atoms[k], Atom::Pt { .. }) => {
+            all - cells::region(h, k, links, &|_| false, 0).self_refs
+        }
+        _ => all,
+    }
+}
+
+/// The cells of a segment made of the pieces `ks` of `h` over `links`.
+fn joined_cells(prog: &Program, prec: &SymPrec, h: &SymHeap, ks: &[usize], links: &[usize]) -> Cells {
+    let keep_int = |r: FieldRef| prec.track.contains(&r);
+    let mut out: Option<Cells> = None;
+    for &k in ks {
+        let (c, _) = cells::piece_cells(prog, h, k, links, &keep_int);
+        out = Some(match out {
+            None => c,
+            Some(o) => Cells::join(&o, &c),
+        });
+    }
+    out.unwrap_or_default()
+}
+
+/// Whether an object among the pieces `ks` points, through a field other than
+/// `links`, to an allocated object a variable names while the merged `cells` do not
+/// keep that value: the merge would forget what the object owns while the program
+/// works on it (an outer node whose inner list a variable walks).
+fn forgets_named(h: &SymHeap, ks: &[usize], links: &[usize], cells: &Cells) -> bool {
+    ks.iter().any(|&k| match &h.atoms[k] {
+        Atom::Pt { fields, .. } => fields.iter().enumerate().any(|(f, v)| {
+            !links.contains(&f)
+                && v.id().is_some_and(|i| {
+                    h.allocated(i) && h.vars.iter().any(|p| p.1 == Val::Id(i))
+                })
+                && !cells.common.contains(&(f, *v))
+        }),
+        _ => false,
+    })
+}
+
 /// A doubly-linked list's struct, `next` and `prev` fields, and whether its links
 /// back are field addresses.
 type Links = (StructId, usize, usize, bool);
 
 fn merge_dll(
+    prog: &Program,
     h: &SymHeap,
     prec: &SymPrec,
     links: Links,
@@ -369,6 +422,10 @@ fn merge_dll(
             continue;
         }
         let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
+        let cells = joined_cells(prog, prec, h, &remove, &[next, prev]);
+        if forgets_named(h, &remove, &[next, prev], &cells) {
+            continue;
+        }
         let mut out = h.clone();
         let len = out.fold_len(remove.iter().map(|&k| &h.atoms[k]));
         let mut remove = remove;
@@ -387,6 +444,7 @@ fn merge_dll(
             data,
             by_field,
             len,
+            cells,
         });
         return Some(out);
     }
@@ -424,12 +482,14 @@ fn sll_piece(a: &Atom, s: StructId, link: usize) -> Option<(Id, Val, Vec<Val>)> 
 }
 
 fn merge_sll(
+    prog: &Program,
     h: &SymHeap,
     prec: &SymPrec,
     (s, link): (StructId, usize),
     by_first: &HashMap<Id, usize>,
     rc1: &dyn Fn(Id, usize) -> bool,
 ) -> Option<SymHeap> {
+    let multi = self_links(prog, s).len() > 1;
     for (k1, a) in h.atoms.iter().enumerate() {
         let Some((a1, to1, others1)) = sll_piece(a, s, link) else {
             continue;
@@ -444,6 +504,19 @@ fn merge_sll(
         if k2 == k1 || !rc1(b, 1) {
             continue;
         }
+        // two objects linked by one of several links may be an object and one it
+        // owns (a list node and its inner node): they merge only when a third piece
+        // goes on the chain
+        let pt = |k: usize| matches!(h.atoms[k], Atom::Pt { .. });
+        if multi && pt(k1) && pt(k2) {
+            let third = to2
+                .id()
+                .and_then(|c| by_first.get(&c))
+                .is_some_and(|&k3| k3 != k1 && k3 != k2 && sll_piece(&h.atoms[k3], s, link).is_some());
+            if !third {
+                continue;
+            }
+        }
         let inside = |v: &Val| v.base() == Some(a1) || v.base() == Some(b);
         if others1.iter().chain(&others2).any(inside)
             || !prec.agree(s, &piece_data(a), &piece_data(&h.atoms[k2]))
@@ -451,6 +524,10 @@ fn merge_sll(
             continue;
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
+        let cells = joined_cells(prog, prec, h, &[k1, k2], &[link]);
+        if forgets_named(h, &[k1, k2], &[link], &cells) {
+            continue;
+        }
         let mut out = h.clone();
         let len = out.fold_len([&h.atoms[k1], &h.atoms[k2]].into_iter());
         let (lo, hi) = (k1.min(k2), k1.max(k2));
@@ -463,6 +540,7 @@ fn merge_sll(
             to: to2,
             data,
             len,
+            cells,
         });
         return Some(out);
     }

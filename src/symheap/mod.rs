@@ -31,6 +31,7 @@
 //! the covering heap's ids onto the covered one's and matches every covering atom by
 //! atoms of the covered heap.
 
+pub mod cells;
 pub mod counts;
 pub mod cpa;
 pub mod entail;
@@ -40,6 +41,7 @@ pub mod post;
 mod tests;
 
 use crate::cfa::{Program, StructId, VarId};
+pub use cells::Cells;
 pub use counts::Counts;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -131,6 +133,9 @@ pub enum Atom {
         /// meaningless, in a state without counts).
         #[serde(default)]
         len: u32,
+        /// What every object points to and owns besides its links ([`cells`]).
+        #[serde(default, skip_serializing_if = "Cells::is_empty")]
+        cells: Cells,
     },
     /// `dls(first, back, last, fwd)`: objects c₁ … cₙ of `strukt`, n ≥ 2, c₁ = first,
     /// cₙ = last, c₁.prev = back, cᵢ.next = cᵢ₊₁ and cᵢ₊₁.prev = cᵢ, cₙ.next = fwd;
@@ -155,6 +160,9 @@ pub enum Atom {
         /// meaningless, in a state without counts).
         #[serde(default)]
         len: u32,
+        /// What every object points to and owns besides its links ([`cells`]).
+        #[serde(default, skip_serializing_if = "Cells::is_empty")]
+        cells: Cells,
     },
 }
 
@@ -200,8 +208,10 @@ impl Atom {
         match self {
             Atom::Pt { fields, .. } => fields.clone(),
             Atom::Block { .. } => Vec::new(),
-            Atom::Ls { to, .. } => vec![*to],
-            Atom::Dls { back, fwd, .. } => vec![*back, *fwd],
+            Atom::Ls { to, cells, .. } => std::iter::once(*to).chain(cells.values()).collect(),
+            Atom::Dls {
+                back, fwd, cells, ..
+            } => [*back, *fwd].into_iter().chain(cells.values()).collect(),
         }
     }
     /// The struct type of its objects (`None` for a block).
@@ -229,21 +239,26 @@ impl Atom {
                 fields.iter_mut().for_each(|v| val(v, f));
             }
             Atom::Block { at, .. } => id(at, f),
-            Atom::Ls { from, to, .. } => {
+            Atom::Ls {
+                from, to, cells, ..
+            } => {
                 id(from, f);
                 val(to, f);
+                cells.common.iter_mut().for_each(|p| val(&mut p.1, f));
             }
             Atom::Dls {
                 first,
                 back,
                 last,
                 fwd,
+                cells,
                 ..
             } => {
                 id(first, f);
                 val(back, f);
                 id(last, f);
                 val(fwd, f);
+                cells.common.iter_mut().for_each(|p| val(&mut p.1, f));
             }
         }
     }
@@ -644,12 +659,17 @@ impl SymHeap {
                 }
                 Atom::Block { .. } => {}
                 Atom::Ls {
-                    strukt, link, data, ..
+                    strukt,
+                    link,
+                    data,
+                    cells,
+                    ..
                 } => {
                     if !is_ptr_field(*strukt, *link) {
                         return Err("a segment's link is no field to its own struct".into());
                     }
                     check_data(prog, *strukt, data)?;
+                    cells::validate(prog, *strukt, &[*link], cells, 0)?;
                 }
                 Atom::Dls {
                     strukt,
@@ -657,6 +677,7 @@ impl SymHeap {
                     prev,
                     data,
                     by_field,
+                    cells,
                     ..
                 } => {
                     let prev_ok = if *by_field {
@@ -668,6 +689,7 @@ impl SymHeap {
                         return Err("a segment's links are no two fields to its own struct".into());
                     }
                     check_data(prog, *strukt, data)?;
+                    cells::validate(prog, *strukt, &[*next, *prev], cells, 0)?;
                 }
             }
             for i in a.addresses() {
@@ -754,12 +776,14 @@ impl SymHeap {
                     from,
                     to,
                     data,
+                    cells,
                     ..
                 } => format!(
-                    "ls[{}](#{from},{}){}",
+                    "ls[{}](#{from},{}){}{}",
                     field(*strukt, *link),
                     v(to),
-                    facts(*strukt, data)
+                    facts(*strukt, data),
+                    cells::render(prog, *strukt, cells)
                 ),
                 Atom::Dls {
                     strukt,
@@ -771,15 +795,17 @@ impl SymHeap {
                     fwd,
                     data,
                     by_field,
+                    cells,
                     ..
                 } => format!(
-                    "dls[{},{}{}](#{first},{},#{last},{}){}",
+                    "dls[{},{}{}](#{first},{},#{last},{}){}{}",
                     field(*strukt, *next),
                     if *by_field { "&" } else { "" },
                     field(*strukt, *prev),
                     v(back),
                     v(fwd),
-                    facts(*strukt, data)
+                    facts(*strukt, data),
+                    cells::render(prog, *strukt, cells)
                 ),
             })
             .collect();

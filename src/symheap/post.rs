@@ -173,6 +173,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             to,
             data,
             len,
+            cells,
         } => {
             let len = len as usize;
             let width = struct_width(prog, strukt).max(link + 1);
@@ -184,7 +185,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             f[link] = to;
             one.atoms[k] = pt(from, strukt, f, &data);
             one.add_count_eq(&[(len, 1)], 1);
-            out.push(one);
+            out.extend(super::cells::unpack(one, from, &cells));
             // more: from ↦ n * ls(n, to)
             let mut more = h.clone();
             let mut f = base;
@@ -199,8 +200,9 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                 to,
                 data: data.clone(),
                 len: rest,
+                cells: cells.clone(),
             });
-            out.push(more);
+            out.extend(super::cells::unpack(more, from, &cells));
         }
         Atom::Dls {
             strukt,
@@ -213,6 +215,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             data,
             by_field,
             len,
+            cells,
         } => {
             let len = len as usize;
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
@@ -229,7 +232,9 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             two.atoms
                 .push(pt(last, strukt, cell(fwd, link(first)), &data));
             two.add_count_eq(&[(len, 1)], 2);
-            out.push(two);
+            for t in super::cells::unpack(two, first, &cells) {
+                out.extend(super::cells::unpack(t, last, &cells));
+            }
             let n = h.fresh();
             let mut more = h.clone();
             let rest = more.new_col();
@@ -247,6 +252,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     data: data.clone(),
                     by_field,
                     len: rest,
+                    cells: cells.clone(),
                 });
             } else {
                 more.atoms[k] = pt(last, strukt, cell(fwd, link(n)), &data);
@@ -261,9 +267,10 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
                     data: data.clone(),
                     by_field,
                     len: rest,
+                    cells: cells.clone(),
                 });
             }
-            out.push(more);
+            out.extend(super::cells::unpack(more, i, &cells));
         }
     }
     Some(out)

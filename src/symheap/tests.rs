@@ -865,6 +865,7 @@ fn pooling_gives_every_piece_the_union_of_the_values() {
             to: Val::Null,
             data: vec![(2, vec![0, 1])],
             len: 0,
+            cells: Default::default(),
         });
         h
     };
