@@ -12,8 +12,9 @@
 //!   is c").
 //!
 //! A [`Shape`] is a small symbolic heap of its own ids: id 0 is the object, whose
-//! links (and integer fields: the segment's facts speak of those) are unknown in the
-//! shape; ids other than 0 name the objects it owns. Nothing in a shape names an id of
+//! links are unknown in the shape (its integer fields are kept where the precision
+//! tracks them, which relates a value to what the object owns); ids other than 0
+//! name the objects it owns. Nothing in a shape names an id of
 //! the enclosing state. Empty cells are the plain segment: other fields unknown,
 //! nothing owned.
 //!
@@ -36,7 +37,7 @@ pub const CELL: VarId = VarId::MAX;
 pub const MAX_SHAPES: usize = 3;
 
 /// A shape owns at most this many atoms; a larger region is not kept.
-pub const MAX_SHAPE_ATOMS: usize = 6;
+pub const MAX_SHAPE_ATOMS: usize = 2;
 
 /// Shapes nest at most this deep (a segment in a shape may have shapes of its own).
 pub const MAX_DEPTH: usize = 2;
@@ -81,12 +82,41 @@ impl Cells {
             .filter(|p| b.common.contains(p))
             .copied()
             .collect();
-        let shapes = if a.shapes.is_empty() || b.shapes.is_empty() {
-            Vec::new()
-        } else {
-            reduce(a.shapes.iter().chain(&b.shapes).cloned().collect())
+        let shapes = match (a.shapes.first(), b.shapes.first()) {
+            (None, None) => Vec::new(),
+            (Some(s), None) => reduce(a.shapes.iter().cloned().chain(b.implied(s)).collect()),
+            (None, Some(s)) => reduce(b.shapes.iter().cloned().chain(a.implied(s)).collect()),
+            (Some(_), Some(_)) => reduce(a.shapes.iter().chain(&b.shapes).cloned().collect()),
         };
         Cells { common, shapes }
+    }
+
+    /// The shape cells without shapes stand for, for a struct whose shapes look like
+    /// `like`: the object with its NULL common values, owning nothing (what the
+    /// cells say of a field that holds an outer value is unknown in a shape).
+    fn implied(&self, like: &Shape) -> Option<Shape> {
+        let mut cell = like.atoms.iter().find(|a| a.start() == 0)?.clone();
+        if let Atom::Pt { fields, data, .. } = &mut cell {
+            data.clear();
+            for (f, v) in fields.iter_mut().enumerate() {
+                let null = self.common.contains(&(f, Val::Null));
+                *v = if null { Val::Null } else { Val::Unknown };
+            }
+        }
+        Some(Shape {
+            atoms: vec![cell],
+            neq: Vec::new(),
+        })
+    }
+
+    /// The cells without shapes if no shape owns an object: what such shapes say
+    /// beyond the common values is only a choice of field values (which would make
+    /// every list whose objects have a NULL field composite).
+    pub fn owning(mut self) -> Cells {
+        if self.shapes.iter().all(|s| s.atoms.len() <= 1) {
+            self.shapes.clear();
+        }
+        self
     }
 
     /// The values the cells store (the common ones), for reference counting.
@@ -167,8 +197,13 @@ pub struct Region {
     pub atoms: Vec<usize>,
     /// The object with its region (`None`: nothing beyond unknown fields).
     pub shape: Option<Shape>,
-    /// References to the object from inside its region (its owner's back links).
+    /// References to the object from inside its region (its owner's back links);
+    /// 0 when the region is too large for a shape.
     pub self_refs: usize,
+    /// Whether an atom of the region points to an allocated object outside it that a
+    /// variable names (the program is working inside the region: e.g. a variable
+    /// walks the object's inner list).
+    pub open: bool,
 }
 
 /// The region of the object atom `k` of `h` with respect to its `links`: the atoms
@@ -264,11 +299,31 @@ pub fn region(
         .flat_map(|&j| h.atoms[j].values())
         .filter(|v| v.base() == Some(at))
         .count();
-    if inside.len() > MAX_SHAPE_ATOMS {
+    let named: HashSet<Id> = h.vars.iter().filter_map(|p| p.1.base()).collect();
+    let open = inside.iter().flat_map(|&j| h.atoms[j].values()).any(|v| {
+        v.base()
+            .is_some_and(|i| !ids.contains(&i) && named.contains(&i) && by_addr.contains_key(&i))
+    });
+    // an object of the cell's own struct in the region must be a leaf (its links of
+    // that struct lead nowhere but back to the cell): a region that goes on along
+    // the struct's own links is a subtree, whose shapes would not stay few
+    let strukt = h.atoms[k].strukt();
+    let deep = inside.iter().any(|&j| match &h.atoms[j] {
+        Atom::Pt {
+            strukt: s2, fields, ..
+        } if Some(*s2) == strukt => fields
+            .iter()
+            .any(|v| v.base().is_some_and(|i| i != at && ids.contains(&i))),
+        Atom::Ls { strukt: s2, .. } | Atom::Dls { strukt: s2, .. } => Some(*s2) == strukt,
+        _ => false,
+    });
+    if inside.len() > MAX_SHAPE_ATOMS || deep {
+        // too large to keep: the references back do not count as the region's
         return Region {
             atoms: inside,
             shape: None,
-            self_refs,
+            self_refs: 0,
+            open,
         };
     }
     // the shape: outside ids, links and unkept integers unknown
@@ -278,15 +333,24 @@ pub fn region(
     };
     let mut atoms = Vec::with_capacity(inside.len() + 1);
     let mut cell = h.atoms[k].clone();
-    if let Atom::Pt { fields, data, .. } = &mut cell {
+    if let Atom::Pt {
+        fields,
+        data,
+        strukt,
+        ..
+    } = &mut cell
+    {
+        let s = *strukt;
+        let kept = |f: usize| keep_int(FieldRef { strukt: s, field: f });
         for (f, v) in fields.iter_mut().enumerate() {
-            if links.contains(&f) || matches!(v, Val::Int(_)) {
-                *v = Val::Unknown;
-            } else {
-                *v = keep(*v);
-            }
+            *v = match *v {
+                _ if links.contains(&f) => Val::Unknown,
+                // a kept integer field relates the object's value to what it owns
+                Val::Int(_) if !kept(f) => Val::Unknown,
+                x => keep(x),
+            };
         }
-        data.clear();
+        data.retain(|(f, _)| kept(*f));
     }
     atoms.push(cell);
     for &j in &inside {
@@ -302,6 +366,7 @@ pub fn region(
         atoms: inside,
         shape,
         self_refs,
+        open,
     }
 }
 
@@ -639,7 +704,14 @@ mod tests {
     fn debug_inner() {
         let src = std::fs::read_to_string(std::env::var("DBG").unwrap()).unwrap();
         let (prog, art, out) = explore(&src);
-        if let BuildOutcome::Error(mut id) = out {
+        let pat = std::env::var("PAT").unwrap_or_default();
+        let first = art.nodes.iter().position(|n| !pat.is_empty() && n.state.render(&prog).contains(&pat));
+        let target = match (first, &out) {
+            (Some(i), _) => Some(i),
+            (None, BuildOutcome::Error(id)) => Some(*id),
+            _ => None,
+        };
+        if let Some(mut id) = target {
             loop {
                 let n = &art.nodes[id];
                 eprintln!("{} {}", prog.graph[n.loc].src.line, n.state.render(&prog));

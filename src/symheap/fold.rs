@@ -326,18 +326,29 @@ fn external_refs(
     }
 }
 
-/// The cells of a segment made of the pieces `ks` of `h` over `links`.
-fn joined_cells(prog: &Program, prec: &SymPrec, h: &SymHeap, ks: &[usize], links: &[usize]) -> Cells {
+/// The cells of a segment made of the pieces `ks` of `h` over `links`; `None` when
+/// an object's region is open ([`cells::Region::open`]): the merge would hide what a
+/// variable is working on.
+fn joined_cells(
+    prog: &Program,
+    prec: &SymPrec,
+    h: &SymHeap,
+    ks: &[usize],
+    links: &[usize],
+) -> Option<Cells> {
     let keep_int = |r: FieldRef| prec.track.contains(&r);
     let mut out: Option<Cells> = None;
     for &k in ks {
-        let (c, _) = cells::piece_cells(prog, h, k, links, &keep_int);
+        let (c, r) = cells::piece_cells(prog, h, k, links, &keep_int);
+        if r.open {
+            return None;
+        }
         out = Some(match out {
             None => c,
             Some(o) => Cells::join(&o, &c),
         });
     }
-    out.unwrap_or_default()
+    Some(out.unwrap_or_default().owning())
 }
 
 /// Whether an object among the pieces `ks` points, through a field other than
@@ -422,7 +433,9 @@ fn merge_dll(
             continue;
         }
         let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
-        let cells = joined_cells(prog, prec, h, &remove, &[next, prev]);
+        let Some(cells) = joined_cells(prog, prec, h, &remove, &[next, prev]) else {
+            continue;
+        };
         if forgets_named(h, &remove, &[next, prev], &cells) {
             continue;
         }
@@ -524,7 +537,9 @@ fn merge_sll(
             continue;
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
-        let cells = joined_cells(prog, prec, h, &[k1, k2], &[link]);
+        let Some(cells) = joined_cells(prog, prec, h, &[k1, k2], &[link]) else {
+            continue;
+        };
         if forgets_named(h, &[k1, k2], &[link], &cells) {
             continue;
         }
