@@ -404,3 +404,96 @@ fn counters_equal_to_lengths_are_proved_and_their_certificates_trust_nothing() {
         }
     }
 }
+
+#[test]
+fn composite_segments_prove_lists_of_lists_and_their_certificates_trust_nothing() {
+    // every element of a sub-list points back to its outer node: the outer segment's
+    // objects own a segment whose common `owner` is the object itself
+    let file = bench("lol_create.c");
+    assert_safe_with_checked_certificate(&file, &["--shape-domain", "symheap"]);
+    assert_unsafe_with_replay_using(
+        &bench("lol_create_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+    let (header, body) = certificate_of(&file);
+    assert!(matches!(check(&file, &header, &body), CheckOutcome::Valid));
+    let has_shapes = |n: &Value| {
+        n["state"][0]["atoms"].as_array().is_some_and(|a| {
+            a.iter().any(|x| {
+                x["Ls"]["cells"]["shapes"]
+                    .as_array()
+                    .is_some_and(|s| !s.is_empty())
+            })
+        })
+    };
+    assert!(body["nodes"].as_array().unwrap().iter().any(has_shapes));
+    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
+    let each_cells = |f: fn(&mut Value)| {
+        move |b: &mut Value| {
+            for n in b["nodes"].as_array_mut().unwrap() {
+                for a in n["state"][0]["atoms"].as_array_mut().unwrap() {
+                    if let Some(c) = a.get_mut("Ls").and_then(|l| l.get_mut("cells")) {
+                        f(c);
+                    }
+                }
+            }
+        }
+    };
+    let muts: Vec<Mutation> = vec![
+        (
+            "shapes dropped",
+            Box::new(each_cells(|c| c["shapes"] = json!([]))),
+        ),
+        (
+            "common values NULL",
+            Box::new(each_cells(|c| {
+                for p in c["common"].as_array_mut().unwrap() {
+                    p[1] = json!("Null");
+                }
+            })),
+        ),
+        (
+            "a shape's object with its link known",
+            Box::new(each_cells(|c| {
+                for s in c["shapes"].as_array_mut().unwrap() {
+                    s["atoms"][0]["Pt"]["fields"][0] = json!("Null");
+                }
+            })),
+        ),
+        (
+            "shapes nested past the depth",
+            Box::new(each_cells(|c| {
+                let inner = c.clone();
+                for s in c["shapes"].as_array_mut().unwrap() {
+                    for a in s["atoms"].as_array_mut().unwrap() {
+                        if let Some(l) = a.get_mut("Ls") {
+                            l["cells"] = json!({"common": [], "shapes": inner["shapes"].clone()});
+                        }
+                    }
+                }
+            })),
+        ),
+    ];
+    for (name, f) in &muts {
+        let mut b = body.clone();
+        f(&mut b);
+        assert_ne!(b, body, "{name}: nothing mutated");
+        match check(&file, &header, &b) {
+            CheckOutcome::Invalid(_) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // forester's lists whose nodes own an optional inner node
+    for t in ["forester-heap__sll-01-1.c", "forester-heap__dll-01-2.c"] {
+        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/bench/svcomp")
+            .join(t);
+        if f.exists() {
+            assert_safe_with_checked_certificate(
+                &f,
+                &["--shape-domain", "symheap", "--malloc-never-fails"],
+            );
+        }
+    }
+}

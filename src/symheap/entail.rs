@@ -236,7 +236,12 @@ impl Matcher<'_> {
         if all <= 1 {
             return all;
         }
-        match self.s.atoms.iter().position(|a| matches!(a, Atom::Pt { at, .. } if *at == j)) {
+        match self
+            .s
+            .atoms
+            .iter()
+            .position(|a| matches!(a, Atom::Pt { at, .. } if *at == j))
+        {
             Some(k) => all - cells::region(self.s, k, &self.links, &|_| false, 0).self_refs,
             None => all,
         }

@@ -359,9 +359,8 @@ fn forgets_named(h: &SymHeap, ks: &[usize], links: &[usize], cells: &Cells) -> b
     ks.iter().any(|&k| match &h.atoms[k] {
         Atom::Pt { fields, .. } => fields.iter().enumerate().any(|(f, v)| {
             !links.contains(&f)
-                && v.id().is_some_and(|i| {
-                    h.allocated(i) && h.vars.iter().any(|p| p.1 == Val::Id(i))
-                })
+                && v.id()
+                    .is_some_and(|i| h.allocated(i) && h.vars.iter().any(|p| p.1 == Val::Id(i)))
                 && !cells.common.contains(&(f, *v))
         }),
         _ => false,
@@ -502,7 +501,8 @@ fn merge_sll(
     by_first: &HashMap<Id, usize>,
     rc1: &dyn Fn(Id, usize) -> bool,
 ) -> Option<SymHeap> {
-    let multi = self_links(prog, s).len() > 1;
+    // a link other than the struct's first one (`inner` beside `next`)
+    let secondary = self_links(prog, s).first() != Some(&link);
     for (k1, a) in h.atoms.iter().enumerate() {
         let Some((a1, to1, others1)) = sll_piece(a, s, link) else {
             continue;
@@ -517,15 +517,14 @@ fn merge_sll(
         if k2 == k1 || !rc1(b, 1) {
             continue;
         }
-        // two objects linked by one of several links may be an object and one it
-        // owns (a list node and its inner node): they merge only when a third piece
-        // goes on the chain
+        // two objects linked by a secondary link may be an object and one it owns (a
+        // list node and its inner node): they merge only when a third piece goes on
+        // the chain
         let pt = |k: usize| matches!(h.atoms[k], Atom::Pt { .. });
-        if multi && pt(k1) && pt(k2) {
-            let third = to2
-                .id()
-                .and_then(|c| by_first.get(&c))
-                .is_some_and(|&k3| k3 != k1 && k3 != k2 && sll_piece(&h.atoms[k3], s, link).is_some());
+        if secondary && pt(k1) && pt(k2) {
+            let third = to2.id().and_then(|c| by_first.get(&c)).is_some_and(|&k3| {
+                k3 != k1 && k3 != k2 && sll_piece(&h.atoms[k3], s, link).is_some()
+            });
             if !third {
                 continue;
             }
