@@ -50,7 +50,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         s,
         map: HashMap::new(),
         used: vec![false; s.atoms.len()],
-        owned: vec![false; s.atoms.len()],
+        owned: Vec::new(),
         rc: std::cell::OnceCell::new(),
         want: Vec::new(),
         cells: Cells::default(),
@@ -93,7 +93,8 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                     };
                     m.want = data.clone();
                     m.cells = cells.clone();
-                    m.links = vec![*next, *prev];
+                    m.links.clear();
+                    m.links.extend([*next, *prev]);
                     let Some(&Val::Id(j)) = m.map.get(last) else {
                         continue;
                     };
@@ -112,7 +113,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
             if let (true, Some(col)) = (counted, a.len_col()) {
                 let mut img = counts::Image::default();
                 for (j, piece) in s.atoms.iter().enumerate() {
-                    if m.used[j] && !before[j] && !m.owned[j] {
+                    if m.used[j] && !before[j] && m.owned.get(j) != Some(&true) {
                         match piece.len_col() {
                             Some(c) => img.cols.push(c),
                             None => img.objects += 1,
@@ -147,7 +148,8 @@ struct Matcher<'a> {
     map: HashMap<Id, Val>,
     /// `s`'s atoms already matched.
     used: Vec<bool>,
-    /// `s`'s atoms matched as what a segment's object owns (not pieces of it).
+    /// `s`'s atoms matched as what a segment's object owns (not pieces of it; empty
+    /// until one is).
     owned: Vec<bool>,
     /// `s`'s reference counts, computed when a chain first needs them.
     rc: std::cell::OnceCell<HashMap<Id, usize>>,
@@ -257,6 +259,7 @@ impl Matcher<'_> {
         }
         let want = std::mem::take(&mut self.cells);
         let saved = (self.map.clone(), self.used.clone(), self.owned.clone());
+        // (only segments with cells get here: plain ones return above)
         let ok = self.cells_match(k, &want);
         if !ok {
             (self.map, self.used, self.owned) = saved;
@@ -287,6 +290,7 @@ impl Matcher<'_> {
                 {
                     return false;
                 }
+                self.owned.resize(self.s.atoms.len(), false);
                 for j in r.atoms {
                     self.used[j] = true;
                     self.owned[j] = true;
@@ -358,7 +362,8 @@ impl Matcher<'_> {
             } => {
                 self.want = data.clone();
                 self.cells = cells.clone();
-                self.links = vec![*link];
+                self.links.clear();
+                self.links.push(*link);
                 self.ls(*strukt, *link, j, *to)
             }
             Atom::Dls {
@@ -375,7 +380,8 @@ impl Matcher<'_> {
             } => {
                 self.want = data.clone();
                 self.cells = cells.clone();
-                self.links = vec![*next, *prev];
+                self.links.clear();
+                self.links.extend([*next, *prev]);
                 self.dls(*strukt, (*next, *prev, *by_field), j, *back, *last, *fwd)
             }
         }

@@ -273,7 +273,46 @@ fn models(c: &Conc, vs: &[VarId; 3], h: &SymHeap) -> bool {
         _ => {}
     }
     let used = vec![false; c.cells.len()];
-    search(c, h, &mut vec![false; h.atoms.len()], sig, used, Vec::new())
+    let done = &mut vec![false; h.atoms.len()];
+    search(c, h, done, sig, used, Vec::new(), &mut |sig, _, lens| {
+        disequalities_hold(h, sig) && counts_hold(c, h, lens)
+    })
+}
+
+/// What [`search`] calls once every atom is matched: with the binding, the objects
+/// used and the segments' lengths; its answer is the search's.
+type Leaf<'a> =
+    dyn FnMut(&std::collections::HashMap<Id, Cv>, &[bool], &[(usize, i128)]) -> bool + 'a;
+
+/// Whether each object of `objs` from the `i`-th on, with objects of its own that
+/// `used` leaves free, is a state of one of `shapes` ([`cells`]); `then` gets the
+/// objects used after each way.
+fn owned(
+    c: &Conc,
+    shapes: &[cells::Shape],
+    objs: &[usize],
+    i: usize,
+    used: Vec<bool>,
+    then: &mut dyn FnMut(Vec<bool>) -> bool,
+) -> bool {
+    let Some(&obj) = objs.get(i) else {
+        return then(used);
+    };
+    for shape in shapes {
+        let hs = shape.heap();
+        let mut free = used.clone();
+        free[obj] = false;
+        let mut sig = std::collections::HashMap::new();
+        sig.insert(0, Cv::Addr(obj));
+        let done = &mut vec![false; hs.atoms.len()];
+        let found = search(c, &hs, done, sig, free, Vec::new(), &mut |sig, u, _| {
+            disequalities_hold(&hs, sig) && owned(c, shapes, objs, i + 1, u.to_vec(), then)
+        });
+        if found {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether `h`'s counts hold of the concrete heap: the counted variable `v` (the only
@@ -357,12 +396,13 @@ fn search(
     sig: std::collections::HashMap<Id, Cv>,
     used: Vec<bool>,
     lens: Vec<(usize, i128)>,
+    leaf: &mut Leaf,
 ) -> bool {
     let pick = (0..h.atoms.len())
         .filter(|&k| !done[k])
         .max_by_key(|&k| sig.contains_key(&h.atoms[k].start()));
     let Some(k) = pick else {
-        return disequalities_hold(h, &sig) && counts_hold(c, h, &lens);
+        return leaf(&sig, &used, &lens);
     };
     let a = &h.atoms[k];
     let starts: Vec<usize> = match sig.get(&a.start()) {
@@ -474,9 +514,17 @@ fn search(
                 }
             }
         }
-        for (objs, binds) in ways {
+        let cells = match a {
+            Atom::Ls { cells, .. } | Atom::Dls { cells, .. } => Some(cells),
+            _ => None,
+        };
+        for (objs, mut binds) in ways {
             if objs.iter().any(|&j| used[j]) {
                 continue;
+            }
+            // a segment's common values hold of every object
+            for (f, v) in cells.iter().flat_map(|x| &x.common) {
+                binds.extend(objs.iter().map(|&j| (*v, cell(j)[*f])));
             }
             let mut s2 = sig.clone();
             if !binds.iter().all(|&(t, v)| match_val(&mut s2, t, v)) {
@@ -488,7 +536,14 @@ fn search(
             if let Some(col) = a.len_col() {
                 l2.push((col, objs.len() as i128));
             }
-            if search(c, h, done, s2, u2, l2) {
+            let found = match cells.filter(|x| !x.shapes.is_empty()) {
+                // and each object with objects of its own is one of its shapes
+                Some(x) => owned(c, &x.shapes, &objs, 0, u2, &mut |u3| {
+                    search(c, h, done, s2.clone(), u3, l2.clone(), leaf)
+                }),
+                None => search(c, h, done, s2, u2, l2, leaf),
+            };
+            if found {
                 done[k] = false;
                 return true;
             }
@@ -1125,4 +1180,41 @@ fn a_linux_style_hlist_with_pprev_needs_no_refinement() {
         .atoms
         .iter()
         .any(|a| matches!(a, Atom::Dls { by_field: true, .. }))));
+}
+
+#[test]
+fn the_model_checker_reads_composite_segments() {
+    let (prog, vs) = heap_prog();
+    // a ↦ n₀ ↦ n₁ ↦ n₂ ↦ NULL by `next`, each nᵢ's `prev` pointing to a leaf of its own
+    let mut cells: Vec<Option<([Cv; 2], i64)>> = Vec::new();
+    for i in 0..3 {
+        let next = if i < 2 { Cv::Addr(i + 1) } else { Cv::Null };
+        cells.push(Some(([next, Cv::Addr(3 + i)], 0)));
+    }
+    for _ in 0..3 {
+        cells.push(Some(([Cv::Null, Cv::Null], 0)));
+    }
+    let c = Conc {
+        cells,
+        vars: [Cv::Addr(0), Cv::Null, Cv::Null],
+        v: 0,
+    };
+    let folded = fold::fold(&prog, exact(&c, &vs));
+    assert!(
+        folded
+            .atoms
+            .iter()
+            .any(|a| matches!(a, Atom::Ls { cells, .. } if !cells.shapes.is_empty())),
+        "{}",
+        folded.render(&prog)
+    );
+    assert!(models(&c, &vs, &folded), "{}", folded.render(&prog));
+    // one leaf shared by two objects: not each object's own
+    let mut shared = c.clone();
+    shared.cells[1] = Some(([Cv::Addr(2), Cv::Addr(3)], 0));
+    assert!(!models(&shared, &vs, &folded));
+    // a leaf that is no leaf
+    let mut deep = c.clone();
+    deep.cells[4] = Some(([Cv::Addr(0), Cv::Null], 0));
+    assert!(!models(&deep, &vs, &folded));
 }
