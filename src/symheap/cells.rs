@@ -107,11 +107,18 @@ impl Cells {
         })
     }
 
-    /// The cells without shapes if no shape owns an object: what such shapes say
-    /// beyond the common values is only a choice of field values (which would make
-    /// every list whose objects have a NULL field composite).
+    /// The cells without shapes if no shape owns an object or points to its own
+    /// object: what such shapes say beyond the common values is only a choice of
+    /// field values (which would make every list whose objects have a NULL field
+    /// composite).
     pub fn owning(mut self) -> Cells {
-        if self.shapes.iter().all(|s| s.atoms.len() <= 1) {
+        let says_more = |s: &Shape| {
+            s.atoms.len() > 1
+                || s.atoms
+                    .iter()
+                    .any(|a| a.values().iter().any(|v| v.base() == Some(0)))
+        };
+        if !self.shapes.iter().any(says_more) {
             self.shapes.clear();
         }
         self
@@ -298,9 +305,18 @@ pub fn region(
         .flat_map(|&j| h.atoms[j].addresses())
         .chain([at])
         .collect();
+    // the region's links back to the object, and the object's own other fields that
+    // point to itself (`x->opt = x`)
     let self_refs = inside
         .iter()
         .flat_map(|&j| h.atoms[j].values())
+        .chain(
+            fields
+                .iter()
+                .enumerate()
+                .filter(|(f, _)| !links.contains(f))
+                .map(|(_, v)| *v),
+        )
         .filter(|v| v.base() == Some(at))
         .count();
     let named: HashSet<Id> = h.vars.iter().filter_map(|p| p.1.base()).collect();
@@ -479,7 +495,9 @@ pub fn piece_cells(
                     !links.contains(f)
                         && is_ptr_field(prog, *strukt, *f)
                         && **v != Val::Unknown
-                        && !v.base().is_some_and(|i| owned.contains(&i))
+                        && !v
+                            .base()
+                            .is_some_and(|i| owned.contains(&i) || i == h.atoms[k].start())
                 })
                 .map(|(f, v)| (f, *v))
                 .collect();
@@ -965,5 +983,37 @@ mod tests {
         assert!(bad(&|c| c.shapes[1].atoms.reverse()));
         // too deep: a shape at the deepest level with shapes of its own
         assert!(validate(&prog, 0, &[0], cells, MAX_DEPTH).is_err());
+    }
+
+    #[test]
+    fn objects_pointing_to_themselves_fold_and_keep_it() {
+        let src = "struct n { struct n *next; struct n *me; };
+             int main() {
+               struct n *l = NULL;
+               while (__VERIFIER_nondet_int()) {
+                 struct n *x = malloc(sizeof(struct n)); if (!x) abort();
+                 x->me = x; x->next = l; l = x;
+               }
+               for (struct n *p = l; p; p = p->next) if (p->me != p) reach_error();
+               return 0;
+             }";
+        let (prog, art, out) = explore(src);
+        assert!(matches!(out, BuildOutcome::Complete), "{out:?}");
+        let kept = art.nodes.iter().any(|n| {
+            n.state
+                .atoms
+                .iter()
+                .any(|a| matches!(a, Atom::Ls { cells, .. } if !cells.shapes.is_empty()))
+        });
+        assert!(
+            kept,
+            "{}",
+            art.nodes
+                .last()
+                .map(|n| n.state.render(&prog))
+                .unwrap_or_default()
+        );
+        let (_, _, out) = explore(&src.replace("x->me = x;", "x->me = l;"));
+        assert!(matches!(out, BuildOutcome::Error(_)), "{out:?}");
     }
 }

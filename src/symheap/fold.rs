@@ -529,10 +529,11 @@ fn merge_sll(
                 continue;
             }
         }
-        let inside = |v: &Val| v.base() == Some(a1) || v.base() == Some(b);
-        if others1.iter().chain(&others2).any(inside)
-            || !prec.agree(s, &piece_data(a), &piece_data(&h.atoms[k2]))
-        {
+        // an object's other field may point to itself (its shape says so), not to
+        // the other piece
+        let across = others1.iter().any(|v| v.base() == Some(b))
+            || others2.iter().any(|v| v.base() == Some(a1));
+        if across || !prec.agree(s, &piece_data(a), &piece_data(&h.atoms[k2])) {
             continue;
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
