@@ -14,6 +14,7 @@
 //! as the next object is referenced only by the chain: the same rule
 //! [`super::fold`] hides objects by, so folded states match.
 
+use super::cells::{Shape, MAX_SHAPES};
 use super::{cells, counts, Atom, Cells, Id, SymHeap, Val};
 use std::collections::HashMap;
 
@@ -286,7 +287,7 @@ impl Matcher<'_> {
                     return false;
                 };
                 if r.atoms.iter().any(|&j| self.used[j])
-                    || !cells::shapes_entail(std::slice::from_ref(&shape), &want.shapes)
+                    || !shapes_entail(std::slice::from_ref(&shape), &want.shapes)
                 {
                     return false;
                 }
@@ -305,7 +306,7 @@ impl Matcher<'_> {
                         _ => return false,
                     }
                 }
-                cells::shapes_entail(&cells.shapes, &want.shapes)
+                shapes_entail(&cells.shapes, &want.shapes)
             }
             Atom::Block { .. } => false,
         }
@@ -745,5 +746,64 @@ impl Matcher<'_> {
             Atom::Pt { at, fields, .. } if *at == i => fields.get(f).copied(),
             _ => None,
         })
+    }
+}
+
+/// Whether every shape of `s` entails one of `t` (`t` without shapes asks nothing; `s`
+/// without shapes gives nothing).
+pub fn shapes_entail(s: &[Shape], t: &[Shape]) -> bool {
+    t.is_empty()
+        || (!s.is_empty()
+            && s.iter()
+                .all(|x| t.iter().any(|y| entails(&x.heap(), &y.heap()))))
+}
+
+/// The shapes with duplicates and entailed ones dropped, sorted; none if more than
+/// [`MAX_SHAPES`] remain or one knows nothing.
+pub(super) fn reduce_shapes(mut shapes: Vec<Shape>) -> Vec<Shape> {
+    shapes.sort();
+    shapes.dedup();
+    if shapes.iter().any(Shape::is_trivial) {
+        return Vec::new();
+    }
+    let mut keep: Vec<Shape> = Vec::new();
+    for (i, s) in shapes.iter().enumerate() {
+        let weaker_elsewhere = shapes.iter().enumerate().any(|(j, t)| {
+            j != i && entails(&s.heap(), &t.heap()) && !(j > i && entails(&t.heap(), &s.heap()))
+        });
+        if !weaker_elsewhere {
+            keep.push(s.clone());
+        }
+    }
+    if keep.len() > MAX_SHAPES {
+        return Vec::new();
+    }
+    keep
+}
+
+impl Cells {
+    /// The cells of a segment made of pieces with cells `a` and `b`: the common values
+    /// both have, and the shapes of both (none if either has none, or if more than
+    /// [`MAX_SHAPES`] remain after dropping shapes another one entails).
+    pub fn join(a: &Cells, b: &Cells) -> Cells {
+        let common = a
+            .common
+            .iter()
+            .filter(|p| b.common.contains(p))
+            .copied()
+            .collect();
+        let shapes = match (a.shapes.first(), b.shapes.first()) {
+            (None, None) => Vec::new(),
+            (Some(s), None) => {
+                reduce_shapes(a.shapes.iter().cloned().chain(b.implied(s)).collect())
+            }
+            (None, Some(s)) => {
+                reduce_shapes(b.shapes.iter().cloned().chain(a.implied(s)).collect())
+            }
+            (Some(_), Some(_)) => {
+                reduce_shapes(a.shapes.iter().chain(&b.shapes).cloned().collect())
+            }
+        };
+        Cells { common, shapes }
     }
 }

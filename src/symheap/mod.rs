@@ -32,6 +32,8 @@
 //! atoms of the covered heap.
 
 pub mod cells;
+#[cfg(test)]
+mod cells_tests;
 pub mod counts;
 pub mod cpa;
 pub mod entail;
