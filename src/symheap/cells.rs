@@ -197,57 +197,7 @@ pub fn region(
         .enumerate()
         .flat_map(|(j, a)| a.addresses().map(move |i| (i, j)))
         .collect();
-    let rc = h.refcounts();
-    let mut excluded: HashSet<usize> = h
-        .atoms
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| {
-            matches!(
-                a,
-                Atom::Pt { heap: false, .. } | Atom::Block { heap: false, .. }
-            )
-        })
-        .map(|(j, _)| j)
-        .collect();
-    excluded.insert(k);
-    let inside = loop {
-        let mut inside: Vec<usize> = Vec::new();
-        let mut seen = vec![false; h.atoms.len()];
-        let mut stack = roots.clone();
-        while let Some(i) = stack.pop() {
-            let Some(&j) = by_addr.get(&i) else { continue };
-            if excluded.contains(&j) || seen[j] {
-                continue;
-            }
-            seen[j] = true;
-            inside.push(j);
-            stack.extend(h.atoms[j].values().iter().filter_map(|v| v.base()));
-        }
-        // references from inside: the object's other fields and the region's atoms
-        let mut internal: HashMap<Id, usize> = HashMap::new();
-        for &i in &roots {
-            *internal.entry(i).or_default() += 1;
-        }
-        for &j in &inside {
-            for v in h.atoms[j].values() {
-                if let Some(i) = v.base() {
-                    *internal.entry(i).or_default() += 1;
-                }
-            }
-        }
-        let shared = inside.iter().copied().find(|&j| {
-            h.atoms[j]
-                .addresses()
-                .any(|i| rc.get(&i).copied().unwrap_or(0) != internal.get(&i).copied().unwrap_or(0))
-        });
-        match shared {
-            Some(j) => {
-                excluded.insert(j);
-            }
-            None => break inside,
-        }
-    };
+    let inside = owned_atoms(h, k, &roots, &by_addr);
     let ids: HashSet<Id> = inside
         .iter()
         .flat_map(|&j| h.atoms[j].addresses())
@@ -294,6 +244,85 @@ pub fn region(
             open,
         };
     }
+    let shape = shape_of(h, k, links, &inside, &ids, keep_int, depth);
+    Region {
+        atoms: inside,
+        shape,
+        self_refs,
+        open,
+    }
+}
+
+/// The atoms of the region of object atom `k` whose other fields hold `roots`: those
+/// reachable from the roots through atoms that are not stack objects, all of whose
+/// references come from the roots or from the region itself.
+fn owned_atoms(h: &SymHeap, k: usize, roots: &[Id], by_addr: &HashMap<Id, usize>) -> Vec<usize> {
+    let rc = h.refcounts();
+    let mut excluded: HashSet<usize> = h
+        .atoms
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| {
+            matches!(
+                a,
+                Atom::Pt { heap: false, .. } | Atom::Block { heap: false, .. }
+            )
+        })
+        .map(|(j, _)| j)
+        .collect();
+    excluded.insert(k);
+    loop {
+        let mut inside: Vec<usize> = Vec::new();
+        let mut seen = vec![false; h.atoms.len()];
+        let mut stack = roots.to_vec();
+        while let Some(i) = stack.pop() {
+            let Some(&j) = by_addr.get(&i) else { continue };
+            if excluded.contains(&j) || seen[j] {
+                continue;
+            }
+            seen[j] = true;
+            inside.push(j);
+            stack.extend(h.atoms[j].values().iter().filter_map(|v| v.base()));
+        }
+        // references from inside: the object's other fields and the region's atoms
+        let mut internal: HashMap<Id, usize> = HashMap::new();
+        for &i in roots {
+            *internal.entry(i).or_default() += 1;
+        }
+        for &j in &inside {
+            for v in h.atoms[j].values() {
+                if let Some(i) = v.base() {
+                    *internal.entry(i).or_default() += 1;
+                }
+            }
+        }
+        let shared = inside.iter().copied().find(|&j| {
+            h.atoms[j]
+                .addresses()
+                .any(|i| rc.get(&i).copied().unwrap_or(0) != internal.get(&i).copied().unwrap_or(0))
+        });
+        match shared {
+            Some(j) => {
+                excluded.insert(j);
+            }
+            None => return inside,
+        }
+    }
+}
+
+/// The shape of object atom `k` of `h` with the region `inside` (whose ids, with the
+/// object's, are `ids`): outside ids, links and integers `keep_int` does not keep
+/// unknown; `None` if it says nothing.
+fn shape_of(
+    h: &SymHeap,
+    k: usize,
+    links: &[usize],
+    inside: &[usize],
+    ids: &HashSet<Id>,
+    keep_int: &dyn Fn(FieldRef) -> bool,
+    depth: usize,
+) -> Option<Shape> {
+    let at = h.atoms[k].start();
     // the shape: outside ids, links and unkept integers unknown
     let keep = |v: Val| match v.base() {
         Some(i) if !ids.contains(&i) => Val::Unknown,
@@ -326,7 +355,7 @@ pub fn region(
         data.retain(|(f, _)| kept(*f));
     }
     atoms.push(cell);
-    for &j in &inside {
+    for &j in inside {
         let mut a = h.atoms[j].clone();
         strip(&mut a, &keep, keep_int, depth);
         atoms.push(a);
@@ -334,13 +363,7 @@ pub fn region(
     let mut sh = SymHeap::initial();
     sh.vars = vec![(CELL, Val::Id(at))];
     sh.atoms = atoms;
-    let shape = Shape::from_heap(sh).filter(|s| !s.is_trivial());
-    Region {
-        atoms: inside,
-        shape,
-        self_refs,
-        open,
-    }
+    Shape::from_heap(sh).filter(|s| !s.is_trivial())
 }
 
 /// An atom copied into a shape: values outside the shape unknown, integers kept only

@@ -389,6 +389,108 @@ fn disequalities_hold(h: &SymHeap, sig: &std::collections::HashMap<Id, Cv>) -> b
     })
 }
 
+/// Every way atom `a` can cover objects from object `i` (none of `used`): the
+/// objects and the bindings of the atom's values.
+fn ways_of(c: &Conc, a: &Atom, i: usize, used: &[bool]) -> Vec<Way> {
+    // every way the atom can cover objects from i: (objects, bindings)
+    let mut ways: Vec<Way> = Vec::new();
+    let cell = |j: usize| c.cells[j].map_or([Cv::Null; 2], |o| o.0);
+    let data = |j: usize| c.cells[j].map_or(0, |o| o.1);
+    // the objects of a segment have its integer facts (field 2 is `d`)
+    let facts = |objs: &[usize], fs: &Facts| {
+        objs.iter()
+            .all(|&j| fs.iter().all(|(f, ks)| *f == 2 && ks.contains(&data(j))))
+    };
+    match a {
+        Atom::Pt {
+            at,
+            fields,
+            data: fs,
+            ..
+        } => {
+            let f = cell(i);
+            if matches!(fields[2], Val::Int(k) if k != data(i)) || !facts(&[i], fs) {
+                return ways;
+            }
+            ways.push((
+                vec![i],
+                vec![
+                    (Val::Id(*at), Cv::Addr(i)),
+                    (fields[0], f[0]),
+                    (fields[1], f[1]),
+                ],
+            ));
+        }
+        Atom::Block { .. } => {}
+        Atom::Ls {
+            link,
+            from,
+            to,
+            data: fs,
+            ..
+        } => {
+            let mut chain = vec![i];
+            loop {
+                let last = chain[chain.len() - 1];
+                let nv = cell(last)[*link];
+                if facts(&chain, fs) {
+                    ways.push((
+                        chain.clone(),
+                        vec![(Val::Id(*from), Cv::Addr(i)), (*to, nv)],
+                    ));
+                }
+                match c.live(nv) {
+                    Some(j) if !chain.contains(&j) && !used[j] => chain.push(j),
+                    _ => break,
+                }
+            }
+        }
+        Atom::Dls {
+            next,
+            prev,
+            first,
+            back,
+            last,
+            fwd,
+            data: fs,
+            by_field,
+            ..
+        } => {
+            // what the next object's `prev` holds for object l
+            let back_to = |l: usize| {
+                if *by_field {
+                    fld(l, *next)
+                } else {
+                    Cv::Addr(l)
+                }
+            };
+            let mut chain = vec![i];
+            loop {
+                let l = chain[chain.len() - 1];
+                let nv = cell(l)[*next];
+                if chain.len() >= 2 && facts(&chain, fs) {
+                    ways.push((
+                        chain.clone(),
+                        vec![
+                            (Val::Id(*first), Cv::Addr(i)),
+                            (*back, cell(i)[*prev]),
+                            (Val::Id(*last), Cv::Addr(l)),
+                            (*fwd, nv),
+                        ],
+                    ));
+                }
+                match c.live(nv) {
+                    Some(j) if !chain.contains(&j) && !used[j] && cell(j)[*prev] == back_to(l) => {
+                        chain.push(j)
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+    ways
+}
+
 fn search(
     c: &Conc,
     h: &SymHeap,
@@ -416,104 +518,8 @@ fn search(
         if used[i] {
             continue;
         }
-        // every way the atom can cover objects from i: (objects, bindings)
-        let mut ways: Vec<Way> = Vec::new();
+        let ways = ways_of(c, a, i, &used);
         let cell = |j: usize| c.cells[j].map_or([Cv::Null; 2], |o| o.0);
-        let data = |j: usize| c.cells[j].map_or(0, |o| o.1);
-        // the objects of a segment have its integer facts (field 2 is `d`)
-        let facts = |objs: &[usize], fs: &Facts| {
-            objs.iter()
-                .all(|&j| fs.iter().all(|(f, ks)| *f == 2 && ks.contains(&data(j))))
-        };
-        match a {
-            Atom::Pt {
-                at,
-                fields,
-                data: fs,
-                ..
-            } => {
-                let f = cell(i);
-                if matches!(fields[2], Val::Int(k) if k != data(i)) || !facts(&[i], fs) {
-                    continue;
-                }
-                ways.push((
-                    vec![i],
-                    vec![
-                        (Val::Id(*at), Cv::Addr(i)),
-                        (fields[0], f[0]),
-                        (fields[1], f[1]),
-                    ],
-                ));
-            }
-            Atom::Block { .. } => {}
-            Atom::Ls {
-                link,
-                from,
-                to,
-                data: fs,
-                ..
-            } => {
-                let mut chain = vec![i];
-                loop {
-                    let last = chain[chain.len() - 1];
-                    let nv = cell(last)[*link];
-                    if facts(&chain, fs) {
-                        ways.push((
-                            chain.clone(),
-                            vec![(Val::Id(*from), Cv::Addr(i)), (*to, nv)],
-                        ));
-                    }
-                    match c.live(nv) {
-                        Some(j) if !chain.contains(&j) && !used[j] => chain.push(j),
-                        _ => break,
-                    }
-                }
-            }
-            Atom::Dls {
-                next,
-                prev,
-                first,
-                back,
-                last,
-                fwd,
-                data: fs,
-                by_field,
-                ..
-            } => {
-                // what the next object's `prev` holds for object l
-                let back_to = |l: usize| {
-                    if *by_field {
-                        fld(l, *next)
-                    } else {
-                        Cv::Addr(l)
-                    }
-                };
-                let mut chain = vec![i];
-                loop {
-                    let l = chain[chain.len() - 1];
-                    let nv = cell(l)[*next];
-                    if chain.len() >= 2 && facts(&chain, fs) {
-                        ways.push((
-                            chain.clone(),
-                            vec![
-                                (Val::Id(*first), Cv::Addr(i)),
-                                (*back, cell(i)[*prev]),
-                                (Val::Id(*last), Cv::Addr(l)),
-                                (*fwd, nv),
-                            ],
-                        ));
-                    }
-                    match c.live(nv) {
-                        Some(j)
-                            if !chain.contains(&j) && !used[j] && cell(j)[*prev] == back_to(l) =>
-                        {
-                            chain.push(j)
-                        }
-                        _ => break,
-                    }
-                }
-            }
-        }
         let cells = match a {
             Atom::Ls { cells, .. } | Atom::Dls { cells, .. } => Some(cells),
             _ => None,
