@@ -582,6 +582,54 @@ fn conc() -> impl Strategy<Value = Conc> {
     })
 }
 
+/// A list from `a` by `next` whose objects' `prev` is NULL, owns a leaf (links NULL,
+/// or `prev` back to its owner), points to the object itself, or shares the last leaf
+/// (composite segments' cases); `b` names the last object or nothing.
+fn owning_list() -> impl Strategy<Value = Conc> {
+    (
+        1usize..5,
+        proptest::collection::vec(0u8..5, 5),
+        any::<bool>(),
+        0i64..2,
+    )
+        .prop_map(|(n, kinds, name_last, d)| {
+            let mut cells: Vec<Option<([Cv; 2], i64)>> = (0..n)
+                .map(|i| {
+                    let next = if i + 1 < n { Cv::Addr(i + 1) } else { Cv::Null };
+                    Some(([next, Cv::Null], d))
+                })
+                .collect();
+            let mut last_leaf = None;
+            for (i, kind) in kinds.iter().take(n).enumerate() {
+                let prev = match kind {
+                    0 => Cv::Null,
+                    1 | 2 => {
+                        let back = if *kind == 2 { Cv::Addr(i) } else { Cv::Null };
+                        cells.push(Some(([Cv::Null, back], 0)));
+                        last_leaf = Some(cells.len() - 1);
+                        Cv::Addr(cells.len() - 1)
+                    }
+                    3 => Cv::Addr(i),
+                    _ => last_leaf.map_or(Cv::Null, Cv::Addr),
+                };
+                if let Some((f, _)) = cells[i].as_mut() {
+                    f[1] = prev;
+                }
+            }
+            let b = if name_last { Cv::Addr(n - 1) } else { Cv::Null };
+            Conc {
+                cells,
+                vars: [Cv::Addr(0), b, Cv::Null],
+                v: 0,
+            }
+        })
+}
+
+/// Random heaps and lists whose objects own leaves.
+fn any_heap() -> impl Strategy<Value = Conc> {
+    prop_oneof![3 => conc(), 1 => owning_list()]
+}
+
 /// A list from `a` of `len` objects (doubly linked if `dll`), `b` at object `at`.
 fn list(len: usize, dll: bool, at: Option<usize>) -> Conc {
     let cells = (0..len)
@@ -683,6 +731,23 @@ proptest! {
     }
 
     #[test]
+    fn composite_folding_and_entailment_keep_the_concrete_heaps(c in owning_list(), d in owning_list(), counted: bool) {
+        let (prog, vs) = heap_prog();
+        let s = fold::fold(&prog, exact_with(&c, &vs, counted));
+        prop_assert!(models(&c, &vs, &s), "folded {}", s.render(&prog));
+        let t = fold::fold(&prog, exact_with(&d, &vs, counted));
+        if entail::entails(&s, &t) {
+            prop_assert!(models(&c, &vs, &t), "{} ⊑ {}", s.render(&prog), t.render(&prog));
+        }
+        // the first object unfolded: some case holds of the concrete heap
+        if let Some(i) = s.get(vs[0]).id() {
+            if let Some(states) = post::focus(&prog, &s, i) {
+                prop_assert!(states.iter().any(|u| models(&c, &vs, u)), "unfolded {}", s.render(&prog));
+            }
+        }
+    }
+
+    #[test]
     fn entailment_keeps_the_concrete_heaps(c in conc(), d in conc(), counted: bool) {
         let (prog, vs) = heap_prog();
         let s = fold::fold(&prog, exact_with(&c, &vs, counted));
@@ -693,7 +758,7 @@ proptest! {
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in conc(), op in 0usize..21, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool, counted: bool) {
+    fn every_transfer_keeps_the_concrete_successor(c in any_heap(), op in 0usize..21, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool, counted: bool) {
         let (prog, vs) = heap_prog();
         let iv = int_var(&prog);
         let dfield = FieldRef { strukt: 0, field: 2 };
