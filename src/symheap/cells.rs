@@ -633,7 +633,8 @@ fn nested(prog: &Program, a: &Atom, depth: usize) -> Result<(), String> {
     }
 }
 
-/// A rendering of the cells (`{owner:#2 | #0↦{down:#1} * ls[next](#1,NULL) ; …}`).
+/// A rendering of the cells: common values, shapes, or both split by `|`
+/// (`{owner:#2}`, `{#0↦{down:NULL} ∨ #0↦{down:#1} * ls[next](#1,NULL){owner:#0}}`).
 pub fn render(prog: &Program, strukt: StructId, cells: &Cells) -> String {
     if cells.is_empty() {
         return String::new();
@@ -660,11 +661,21 @@ pub fn render(prog: &Program, strukt: StructId, cells: &Cells) -> String {
         .shapes
         .iter()
         .map(|s| {
-            let r = s.heap().render(prog);
-            // drop the pseudo-variable's binding
-            r.split_once(" ; ")
-                .map_or(r.clone(), |(_, rest)| rest.to_string())
+            // the heap without the pseudo-variable's binding and empty parts
+            let mut h = s.heap();
+            h.vars.clear();
+            let r = h.render(prog);
+            let parts: Vec<&str> = r
+                .split(" ; ")
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect();
+            parts.join(" ; ")
         })
         .collect();
-    format!("{{{} | {}}}", common.join(","), shapes.join(" ∨ "))
+    match (common.is_empty(), shapes.is_empty()) {
+        (false, true) => format!("{{{}}}", common.join(",")),
+        (true, false) => format!("{{{}}}", shapes.join(" ∨ ")),
+        _ => format!("{{{} | {}}}", common.join(","), shapes.join(" ∨ ")),
+    }
 }
