@@ -135,6 +135,21 @@ fn check(file: &Path, header: &Value, body: &Value) -> CheckOutcome {
     check_certificate(file, &path, &CheckArgs::default()).expect("the file parses")
 }
 
+/// A named change to a certificate's body.
+type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
+
+/// Every mutation of `body` makes the certificate INVALID (never VALID, never a panic).
+fn assert_all_invalid(file: &Path, header: &Value, body: &Value, muts: &[Mutation]) {
+    for (name, f) in muts {
+        let mut b = body.clone();
+        f(&mut b);
+        match check(file, header, &b) {
+            CheckOutcome::Invalid(_) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
 /// The first node whose symbolic heap has an atom of kind `kind` (`Pt`, `Dls`, ...).
 fn node_with(body: &Value, kind: &str) -> usize {
     body["nodes"]
@@ -156,7 +171,6 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
     assert!(matches!(check(&file, &header, &body), CheckOutcome::Valid));
     let dls = node_with(&body, "Dls");
     let pt = node_with(&body, "Pt");
-    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
     let muts: Vec<Mutation> = vec![
         (
             "drop a node's atoms",
@@ -274,14 +288,7 @@ fn a_symbolic_heap_certificate_trusts_nothing() {
             Box::new(|b| b["cpa"] = json!("predabs")),
         ),
     ];
-    for (name, f) in &muts {
-        let mut b = body.clone();
-        f(&mut b);
-        match check(&file, &header, &b) {
-            CheckOutcome::Invalid(_) => {}
-            other => panic!("{name}: {other:?}"),
-        }
-    }
+    assert_all_invalid(&file, &header, &body, &muts);
 }
 
 #[test]
@@ -339,7 +346,6 @@ fn counters_equal_to_lengths_are_proved_and_their_certificates_trust_nothing() {
         .map(|(i, _)| i)
         .collect();
     assert!(!counted.is_empty());
-    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
     let muts: Vec<Mutation> = vec![
         (
             "every equality's constant off by one",
@@ -395,14 +401,7 @@ fn counters_equal_to_lengths_are_proved_and_their_certificates_trust_nothing() {
             }),
         ),
     ];
-    for (name, f) in &muts {
-        let mut b = body.clone();
-        f(&mut b);
-        match check(&file, &header, &b) {
-            CheckOutcome::Invalid(_) => {}
-            other => panic!("{name}: {other:?}"),
-        }
-    }
+    assert_all_invalid(&file, &header, &body, &muts);
 }
 
 #[test]
@@ -428,7 +427,6 @@ fn composite_segments_prove_lists_of_lists_and_their_certificates_trust_nothing(
         })
     };
     assert!(body["nodes"].as_array().unwrap().iter().any(has_shapes));
-    type Mutation = (&'static str, Box<dyn Fn(&mut Value)>);
     let each_cells = |f: fn(&mut Value)| {
         move |b: &mut Value| {
             for n in b["nodes"].as_array_mut().unwrap() {
@@ -479,11 +477,8 @@ fn composite_segments_prove_lists_of_lists_and_their_certificates_trust_nothing(
         let mut b = body.clone();
         f(&mut b);
         assert_ne!(b, body, "{name}: nothing mutated");
-        match check(&file, &header, &b) {
-            CheckOutcome::Invalid(_) => {}
-            other => panic!("{name}: {other:?}"),
-        }
     }
+    assert_all_invalid(&file, &header, &body, &muts);
     // forester's lists whose nodes own an optional inner node
     for t in ["forester-heap__sll-01-1.c", "forester-heap__dll-01-2.c"] {
         let f = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -374,6 +374,8 @@ fn strip(
     keep_int: &dyn Fn(FieldRef) -> bool,
     depth: usize,
 ) {
+    // values outside the shape unknown (the addresses are the shape's own)
+    a.rename(&mut |i| keep(Val::Id(i)));
     let kept = |s: StructId, f: usize| {
         keep_int(FieldRef {
             strukt: s,
@@ -389,52 +391,37 @@ fn strip(
         } => {
             let s = *strukt;
             for (f, v) in fields.iter_mut().enumerate() {
-                *v = match *v {
-                    Val::Int(_) if !kept(s, f) => Val::Unknown,
-                    x => keep(x),
-                };
+                if matches!(v, Val::Int(_)) && !kept(s, f) {
+                    *v = Val::Unknown;
+                }
             }
             data.retain(|(f, _)| kept(s, *f));
         }
         Atom::Block { .. } => {}
         Atom::Ls {
             strukt,
-            to,
             data,
             len,
             cells,
             ..
-        } => {
-            let s = *strukt;
-            *to = keep(*to);
-            data.retain(|(f, _)| kept(s, *f));
-            *len = 0;
-            strip_cells(cells, keep, depth);
         }
-        Atom::Dls {
+        | Atom::Dls {
             strukt,
-            back,
-            fwd,
             data,
             len,
             cells,
             ..
         } => {
             let s = *strukt;
-            *back = keep(*back);
-            *fwd = keep(*fwd);
             data.retain(|(f, _)| kept(s, *f));
             *len = 0;
-            strip_cells(cells, keep, depth);
+            strip_cells(cells, depth);
         }
     }
 }
 
-fn strip_cells(c: &mut Cells, keep: &dyn Fn(Val) -> Val, depth: usize) {
-    c.common.retain_mut(|(_, v)| {
-        *v = keep(*v);
-        *v != Val::Unknown
-    });
+fn strip_cells(c: &mut Cells, depth: usize) {
+    c.common.retain(|(_, v)| *v != Val::Unknown);
     if depth + 1 >= MAX_DEPTH {
         c.shapes.clear();
     }

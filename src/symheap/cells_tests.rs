@@ -2,27 +2,11 @@
 //! joins, malformed cells, and small programs over lists of lists.
 
 use super::cells::{validate, Shape, CELL, MAX_DEPTH};
-use super::cpa::SymHeapCpa;
 use super::entail::reduce_shapes as reduce;
+use super::tests::{explore, PRE};
 use super::*;
-use crate::art::{build, Art, BuildOptions, BuildOutcome};
+use crate::art::BuildOutcome;
 use crate::testutil::parse_c;
-
-const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
-
-fn explore(src: &str) -> (Program, Art<SymHeap>, BuildOutcome) {
-    let mut prog = parse_c(&format!("{PRE}{src}"));
-    prog.malloc_never_fails = true;
-    let prec = fold::SymPrec::default();
-    let cpa = SymHeapCpa::new(&prog);
-    let mut art = Art::new(&prog, SymHeap::initial());
-    let opts = BuildOptions {
-        max_nodes: 20_000,
-        ..Default::default()
-    };
-    let out = build(&cpa, &prog, &mut art, &prec, &opts, &mut |_| false);
-    (prog, art, out)
-}
 
 const INNER: &str = "typedef struct T { struct T *next; struct T *inner; } SLL;
      int main() {

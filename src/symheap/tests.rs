@@ -10,10 +10,10 @@ use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Ty};
 use crate::testutil::parse_c;
 use proptest::prelude::*;
 
-const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
+pub(super) const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
 
 /// Builds the ART of the symbolic-heap CPA alone on `src` (empty precision).
-fn explore(src: &str) -> (Program, Art<SymHeap>, BuildOutcome) {
+pub(super) fn explore(src: &str) -> (Program, Art<SymHeap>, BuildOutcome) {
     explore_tracking(src, false)
 }
 
