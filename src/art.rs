@@ -612,7 +612,7 @@ pub fn build<C: Cpa>(
                         continue;
                     }
                 }
-                if opts.merge {
+                if opts.merge && mergers.len() >= cpa.merge_after(to, prec) {
                     // the fingerprints first (7.6 million merge tests of which 4,906
                     // merged on seeds/five_lists_join); debug builds check their law
                     #[cfg(debug_assertions)]

@@ -61,6 +61,13 @@ pub trait Cpa {
     ) -> Option<Self::State> {
         None
     }
+    /// How many mergeable nodes must wait at location `at` before `BuildART` asks
+    /// [`Cpa::merge`] to join a new one into them: 0 merges at once; `k` first unrolls
+    /// a loop whose states differ only in what a merge would join `k` times. Any
+    /// value is sound.
+    fn merge_after(&self, _at: Node, _prec: &Self::Prec) -> usize {
+        0
+    }
     /// True if `merged`, a state that [`Cpa::merge`] produced, is what the current
     /// precision would merge `succ` into (used to tell nodes computed under an older
     /// precision from merged ones). Default: `covers(merged, succ)`; a domain whose

@@ -492,3 +492,85 @@ fn composite_segments_prove_lists_of_lists_and_their_certificates_trust_nothing(
         }
     }
 }
+
+#[test]
+fn loops_bounded_by_a_constant_are_unrolled_and_their_certificates_trust_nothing() {
+    // node i gets i + N in loops `i < N`: the values written are no constants of the
+    // program, so the precision keeps them across loop heads; a path through merged
+    // loop states is no path of the program, so loops are unrolled before they merge
+    let file = bench("sll_update_bounded.c");
+    let out = assert_safe_with_checked_certificate(&file, &["--shape-domain", "symheap"]);
+    assert!(out.contains("keep node.data = "), "{out}");
+    assert!(out.contains("merge after 4 states"), "{out}");
+    assert_unsafe_with_replay_using(
+        &bench("sll_update_bounded_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+    let (header, body) = certificate_of(&file);
+    let muts: Vec<Mutation> = vec![
+        (
+            "the kept values dropped",
+            Box::new(|b| b["precision"][0]["keep"] = json!([])),
+        ),
+        (
+            "65 kept values",
+            Box::new(|b| {
+                let f = b["precision"][0]["keep"][0][0].clone();
+                b["precision"][0]["keep"] = (0..65).map(|k| json!([f, k])).collect();
+            }),
+        ),
+    ];
+    assert_all_invalid(&file, &header, &body, &muts);
+    // SV-COMP's circular lists updated by loops `i < 2`: the counters' merged states
+    // keep their bounds (`i + 2` cannot overflow)
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/bench/svcomp/list-simple__sll2c_update_all.c");
+    if !f.exists() {
+        return;
+    }
+    let (header, body) = certificate_of(&f);
+    assert!(matches!(check(&f, &header, &body), CheckOutcome::Valid));
+    let bounded: Vec<usize> = body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n["state"][0]["counts"]["bounds"]
+                .as_array()
+                .is_some_and(|b| !b.is_empty())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!bounded.is_empty());
+    let first = bounded[0];
+    let muts: Vec<Mutation> = vec![
+        (
+            "every bound narrowed to its least value",
+            Box::new(move |b| {
+                for &i in &bounded {
+                    for r in b["nodes"][i]["state"][0]["counts"]["bounds"]
+                        .as_array_mut()
+                        .unwrap()
+                    {
+                        r[2] = r[1].clone();
+                    }
+                }
+            }),
+        ),
+        (
+            "a bound on no counted variable",
+            Box::new(move |b| {
+                b["nodes"][first]["state"][0]["counts"]["bounds"] = json!([[99, 0, 1]]);
+            }),
+        ),
+        (
+            "an empty bound",
+            Box::new(move |b| {
+                b["nodes"][first]["state"][0]["counts"]["bounds"] = json!([[0, 1, 0]]);
+            }),
+        ),
+    ];
+    assert_all_invalid(&f, &header, &body, &muts);
+}

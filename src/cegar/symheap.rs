@@ -78,6 +78,9 @@ impl Cpa for PredSymHeap {
     }
     /// Two states with the same cube: the symbolic heaps' merge (states equal but for
     /// their counts join).
+    fn merge_after(&self, at: Node, prec: &Self::Prec) -> usize {
+        self.0 .0.merge_after(at, &prec.0)
+    }
     fn merge(
         &self,
         existing: &Self::State,
@@ -209,6 +212,41 @@ impl Abstraction for SymHeapAbstraction {
                 added.push(format!("fold apart on {}", name(f)));
             }
         }
+        if added.is_empty() && r.pivot.is_none() {
+            // nor that: the values of tracked fields the path's states hold are kept
+            // at loop heads from now on (a loop bounded by a constant writes `i + len`,
+            // which widening would forget)
+            let seen = path_states(prog, &self.heap, prec, input, true)
+                .iter()
+                .flatten()
+                .flat_map(|h| self.heap.unkept_values(prec, h))
+                .collect::<std::collections::BTreeSet<_>>();
+            for (f, k) in seen {
+                if prec.keep.len() >= crate::symheap::fold::MAX_KEEP {
+                    break;
+                }
+                if prec.keep.insert((f, k)) {
+                    added.push(format!("keep {} = {k}", name(f)));
+                }
+            }
+        }
+        if added.is_empty()
+            && r.pivot.is_none()
+            && !prec.unroll
+            && !input.merged.is_empty()
+            && path_states(prog, &self.heap, prec, input, false)
+                .last()
+                .is_some_and(|s| s.is_empty())
+        {
+            // nor that, and the path went through merged nodes, without which the
+            // symbolic heaps rule it out: loops are unrolled a few times before their
+            // states merge (a path through a merge may be no path of the program)
+            prec.unroll = true;
+            added.push(format!(
+                "merge after {} states",
+                crate::symheap::fold::UNROLL
+            ));
+        }
         if !added.is_empty() {
             // folding changes everywhere: rebuild from the root
             r.pivot = Some(0);
@@ -289,16 +327,18 @@ fn path_counters(prog: &Program, path: &[Step]) -> std::collections::BTreeSet<cr
     }
 }
 
-/// Logs (debug) the symbolic heaps along a path to refine: every state the heap
-/// domain reaches after each step (at most four shown), so that a reader sees where a
-/// fact was lost.
-fn trace_path(
+/// The symbolic heaps `heap` reaches along `input`'s path: after each step, every
+/// state (the path's first state is the initial one, not listed); at a merged node,
+/// the ART's merged state instead if `merged`.
+fn path_states(
     prog: &Program,
     heap: &SymHeapCpa,
     prec: &SymPrec,
     input: &RefineInput<'_, (SymHeap, Cube)>,
-) {
+    merged: bool,
+) -> Vec<Vec<SymHeap>> {
     let mut states = vec![heap.initial(prog, prec)];
+    let mut out = Vec::new();
     for (i, step) in input.path.iter().enumerate() {
         let Some(&to) = input.locs.get(i + 1) else {
             break;
@@ -312,10 +352,42 @@ fn trace_path(
             }
         }
         states = next;
-        let src = prog.graph.node_weight(to).map(|l| l.src.to_string());
+        // the ART's merged node holds more than this step's successors: go on from it
+        if let Some(j) = input.merged.iter().position(|&m| merged && m == i + 1) {
+            if let Some((h, _)) = input.merged_states.get(j) {
+                states = vec![h.clone()];
+            }
+        }
+        out.push(states.clone());
+    }
+    out
+}
+
+/// Logs (debug) the symbolic heaps along a path to refine: every state the heap
+/// domain reaches after each step (at most four shown), so that a reader sees where a
+/// fact was lost.
+fn trace_path(
+    prog: &Program,
+    heap: &SymHeapCpa,
+    prec: &SymPrec,
+    input: &RefineInput<'_, (SymHeap, Cube)>,
+) {
+    for (i, states) in path_states(prog, heap, prec, input, true)
+        .iter()
+        .enumerate()
+    {
+        let to = input.locs.get(i + 1).copied();
+        let src = to
+            .and_then(|to| prog.graph.node_weight(to))
+            .map(|l| l.src.to_string());
         let shown: Vec<String> = states.iter().take(4).map(|s| s.render(prog)).collect();
+        let merged = if input.merged.contains(&(i + 1)) {
+            ", the ART's merged node"
+        } else {
+            ""
+        };
         tracing::debug!(
-            "symheap path step {i} to {} ({} states): {}",
+            "symheap path step {i} to {} ({} states{merged}): {}",
             src.unwrap_or_default(),
             states.len(),
             shown.join("  |  ")

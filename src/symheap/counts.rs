@@ -31,20 +31,91 @@ use crate::shape::numeric::{self, Constraint};
 use serde::{Deserialize, Serialize};
 
 /// The counted variables and the affine equalities over them and the segments'
-/// lengths (see the module documentation).
+/// lengths, and bounds on the variables (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Counts {
     /// The counted integer variables, ascending: columns `0..ints.len()`.
     pub ints: Vec<VarId>,
     /// Equalities over the columns: the counted variables, then the segments' lengths.
     pub eqs: Affine,
+    /// Intervals of counted variables, `(column, least, greatest)`, ascending by
+    /// column: only those narrower than the signed 32-bit range and not fixed by the
+    /// equalities. A loop bounded by a constant keeps its bound here when its states
+    /// are merged (the affine hull of `i = 0` and `i = 1` says nothing of `i`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<(usize, i64, i64)>,
 }
 
 impl Counts {
     /// No equality over the variables `ints` (ascending), no segment.
     pub fn new(ints: Vec<VarId>) -> Counts {
         let eqs = Affine::top(ints.len());
-        Counts { ints, eqs }
+        Counts {
+            ints,
+            eqs,
+            bounds: Vec::new(),
+        }
+    }
+
+    /// The stored bound of variable column `col` (the full range without one).
+    fn bound(&self, col: usize) -> (i128, i128) {
+        self.bounds
+            .iter()
+            .find(|b| b.0 == col)
+            .map_or((MIN, MAX), |b| (i128::from(b.1), i128::from(b.2)))
+    }
+
+    /// The values variable column `col` may have: its bound, or the one value the
+    /// equalities fix (intersected).
+    fn interval(&self, col: usize) -> (i128, i128) {
+        let (lo, hi) = self.bound(col);
+        match self.eqs.value_of(col) {
+            Some((num, den)) if den != 0 && num % den == 0 => {
+                let v = num / den;
+                (lo.max(v), hi.min(v))
+            }
+            _ => (lo, hi),
+        }
+    }
+
+    /// Sets variable column `col`'s bound to `[lo, hi]` (clamped to the range; a full
+    /// range or a column the equalities fix keeps none).
+    fn set_bound(&mut self, col: usize, lo: i128, hi: i128) {
+        self.bounds.retain(|b| b.0 != col);
+        let (lo, hi) = (lo.max(MIN), hi.min(MAX));
+        let fixed = matches!(self.eqs.value_of(col), Some((_, d)) if d != 0);
+        if (lo, hi) == (MIN, MAX) || fixed || col >= self.ints.len() {
+            return;
+        }
+        let at = self.bounds.partition_point(|b| b.0 < col);
+        self.bounds.insert(at, (col, lo as i64, hi as i64));
+    }
+
+    /// Drops the bounds of the columns the equalities now fix.
+    fn normalize_bounds(&mut self) {
+        let eqs = &self.eqs;
+        self.bounds
+            .retain(|b| !matches!(eqs.value_of(b.0), Some((_, d)) if d != 0));
+    }
+
+    /// The values the linear form `f` may take by the variables' intervals, when it
+    /// reads no segment length.
+    fn range_of(&self, f: &Linear) -> Option<(i128, i128)> {
+        let n = self.ints.len();
+        let (mut lo, mut hi) = (f.1, f.1);
+        for (col, &a) in f.0.iter().enumerate() {
+            if a == 0 {
+                continue;
+            }
+            if col >= n {
+                return None;
+            }
+            let (l, h) = self.interval(col);
+            let (x, y) = (a.checked_mul(l)?, a.checked_mul(h)?);
+            lo = lo.checked_add(x.min(y))?;
+            hi = hi.checked_add(x.max(y))?;
+        }
+        Some((lo, hi))
     }
 }
 
@@ -142,6 +213,7 @@ impl SymHeap {
                 Val::Int(k) => c.eqs.assign(col, &vec![0; c.eqs.dims()], k as i128),
                 _ => c.eqs.havoc(col),
             };
+            c.set_bound(col, MIN, MAX);
         }
     }
 
@@ -214,6 +286,9 @@ impl SymHeap {
         let (Some(c), Some((n, bounds, budget))) = (&self.counts, self.length_bounds(prog)) else {
             return true;
         };
+        // (the variables' bounds are left out: they are for overflow, which
+        // `may_overflow` decides by them first, and for a comparison of one variable
+        // with a constant, which `narrow` decides)
         numeric::satisfiable_bounded(&c.eqs, n, &bounds, budget, any_of)
     }
 
@@ -224,6 +299,12 @@ impl SymHeap {
             return true;
         };
         if c.eqs.is_bottom() {
+            return false;
+        }
+        if (0..n).any(|i| {
+            let (lo, hi) = c.interval(i);
+            lo > hi
+        }) {
             return false;
         }
         (0..c.eqs.dims()).all(|i| match c.eqs.value_of(i) {
@@ -244,6 +325,15 @@ impl SymHeap {
 
     /// Whether `f` may leave a counter's range in some state of the counts.
     fn may_overflow(&self, prog: &Program, f: &Linear) -> bool {
+        let within = |(lo, hi): (i128, i128)| MIN <= lo && hi <= MAX;
+        if self
+            .counts
+            .as_ref()
+            .and_then(|c| c.range_of(f))
+            .is_some_and(within)
+        {
+            return false;
+        }
         self.counts_allow(prog, &numeric::out_of_range(f))
     }
 }
@@ -284,11 +374,16 @@ pub fn assign(prog: &Program, h: &SymHeap, dst: usize, src: &Expr) -> Option<Sym
     }
     let mut out = h.clone();
     let c = out.counts.as_mut()?;
-    c.eqs = if !plain(src) && h.may_overflow(prog, &f) {
-        c.eqs.havoc(dst)
+    let range = c.range_of(&f);
+    if !plain(src) && h.may_overflow(prog, &f) {
+        c.eqs = c.eqs.havoc(dst);
+        c.set_bound(dst, MIN, MAX);
     } else {
-        c.eqs.assign(dst, &f.0, f.1)
-    };
+        c.eqs = c.eqs.assign(dst, &f.0, f.1);
+        let (lo, hi) = range.unwrap_or((MIN, MAX));
+        c.set_bound(dst, lo, hi);
+    }
+    c.normalize_bounds();
     Some(out)
 }
 
@@ -333,15 +428,63 @@ pub fn assume(
         return Some(Vec::new());
     }
     let mut out = h.clone();
-    if rel == BinOp::Eq {
-        if let Some(c) = &mut out.counts {
+    if let Some(c) = &mut out.counts {
+        if rel == BinOp::Eq {
             c.eqs.add_eq(&diff.0, -diff.1);
             if c.eqs.is_bottom() {
                 return Some(Vec::new());
             }
+            c.normalize_bounds();
+        } else if !narrow(c, &diff, rel) {
+            return Some(Vec::new());
         }
     }
     Some(vec![out])
+}
+
+/// Narrows the bound of the one counted variable `diff rel 0` compares with a
+/// constant (`x + k < 0`, `-x + k >= 0`, ...); false if no value is left.
+fn narrow(c: &mut Counts, diff: &Linear, rel: BinOp) -> bool {
+    let mut cols = diff.0.iter().enumerate().filter(|(_, a)| **a != 0);
+    let (Some((col, &a)), None) = (cols.next(), cols.next()) else {
+        return true;
+    };
+    if col >= c.ints.len() || (a != 1 && a != -1) {
+        return true;
+    }
+    // a·x + k rel 0  ⇔  x rel' -a·k
+    let v = -a * diff.1;
+    let rel = if a == 1 {
+        rel
+    } else {
+        match rel {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            r => r,
+        }
+    };
+    let (lo, hi) = c.interval(col);
+    let (lo, hi) = match rel {
+        BinOp::Lt => (lo, hi.min(v - 1)),
+        BinOp::Le => (lo, hi.min(v)),
+        BinOp::Gt => (lo.max(v + 1), hi),
+        BinOp::Ge => (lo.max(v), hi),
+        _ => (lo, hi),
+    };
+    if lo > hi {
+        return false;
+    }
+    if lo == hi {
+        let mut row = vec![0; c.eqs.dims()];
+        row[col] = 1;
+        c.eqs.add_eq(&row, lo);
+        c.normalize_bounds();
+        return !c.eqs.is_bottom();
+    }
+    c.set_bound(col, lo, hi);
+    true
 }
 
 /// What a covering segment's length is in the covered state: the sum of the length
@@ -365,13 +508,29 @@ pub fn implies(s: &SymHeap, t: &SymHeap, images: &[(usize, Image)]) -> bool {
         // `t` has no state: it covers only a state without any
         return s.counts.as_ref().is_some_and(|c| c.eqs.is_bottom());
     }
-    if tc.eqs.rows().is_empty() {
+    if tc.eqs.rows().is_empty() && tc.bounds.is_empty() {
         return true;
     }
     // `s`'s columns, then one unconstrained column per variable only `t` counts
     let Some(sc) = &s.counts else {
         return false; // `s` keeps no lengths
     };
+    if sc.eqs.is_bottom() {
+        return true;
+    }
+    // `t`'s bounds: each variable's values in `s` within them
+    for &(col, lo, hi) in &tc.bounds {
+        let Some(x) = tc.ints.get(col) else {
+            return false;
+        };
+        let Ok(i) = sc.ints.binary_search(x) else {
+            return false;
+        };
+        let (l, h) = sc.interval(i);
+        if l < i128::from(lo) || h > i128::from(hi) {
+            return false;
+        }
+    }
     let (mut eqs, s_ints) = (sc.eqs.clone(), sc.ints.clone());
     let mut var_col = Vec::with_capacity(tc.ints.len());
     for x in &tc.ints {
@@ -424,7 +583,15 @@ pub fn implies(s: &SymHeap, t: &SymHeap, images: &[(usize, Image)]) -> bool {
 
 /// The join of two states that are equal but for their counts (the affine hull);
 /// `None` if they differ otherwise or the hull is `existing`'s counts.
-pub fn join(existing: &SymHeap, new: &SymHeap) -> Option<SymHeap> {
+///
+/// The counted variables' intervals are joined with widening up to `thresholds`
+/// (the program's constants): a side the new state exceeds moves to the next
+/// threshold beyond it, or to the end of the range, so that merges at one node end.
+pub fn join(
+    existing: &SymHeap,
+    new: &SymHeap,
+    thresholds: &std::collections::BTreeSet<i64>,
+) -> Option<SymHeap> {
     let (Some(a), Some(b)) = (&existing.counts, &new.counts) else {
         return None;
     };
@@ -439,14 +606,37 @@ pub fn join(existing: &SymHeap, new: &SymHeap) -> Option<SymHeap> {
         return None;
     }
     let hull = a.eqs.join(&b.eqs);
-    if hull == a.eqs {
+    // the variables' intervals, widened to the thresholds (a loop `i < 2` whose
+    // states `i = 0` and `i = 1` merge keeps `i ∈ [0, 1]`, and its body narrows the
+    // widened `[0, 2]` again)
+    let up = |v: i128| {
+        thresholds
+            .range(i64::try_from(v).unwrap_or(i64::MAX)..)
+            .next()
+            .map_or(MAX, |&k| i128::from(k).min(MAX))
+    };
+    let down = |v: i128| {
+        thresholds
+            .range(..=i64::try_from(v).unwrap_or(i64::MIN))
+            .next_back()
+            .map_or(MIN, |&k| i128::from(k).max(MIN))
+    };
+    let mut joined = Counts {
+        ints: a.ints.clone(),
+        eqs: hull,
+        bounds: Vec::new(),
+    };
+    for col in 0..a.ints.len() {
+        let ((la, ha), (lb, hb)) = (a.interval(col), b.interval(col));
+        let lo = if lb < la { down(lb) } else { la };
+        let hi = if hb > ha { up(hb) } else { ha };
+        joined.set_bound(col, lo, hi);
+    }
+    if joined == *a {
         return None;
     }
     let mut out = existing.clone();
-    out.counts = Some(Counts {
-        ints: a.ints.clone(),
-        eqs: hull,
-    });
+    out.counts = Some(joined);
     Some(out)
 }
 
@@ -464,6 +654,19 @@ pub fn validate(prog: &Program, h: &SymHeap) -> Result<(), String> {
         || c.ints.iter().any(|x| !numeric::counter_type(prog, *x))
     {
         return Err("counted variables are no ascending signed 32-bit integers".into());
+    }
+    if c.bounds.windows(2).any(|w| w[0].0 >= w[1].0)
+        || c.bounds.iter().any(|&(col, lo, hi)| {
+            col >= c.ints.len()
+                || lo > hi
+                || i128::from(lo) < MIN
+                || i128::from(hi) > MAX
+                || (i128::from(lo), i128::from(hi)) == (MIN, MAX)
+        })
+    {
+        return Err(
+            "the counted variables' bounds are not ascending, in range and narrower than it".into(),
+        );
     }
     if h.vars.iter().any(|(x, _)| c.ints.binary_search(x).is_ok()) {
         return Err("a counted variable also has a value of its own".into());
@@ -520,6 +723,10 @@ pub fn render(prog: &Program, h: &SymHeap) -> String {
                 .collect();
             format!("{}={}", terms.join("+"), r[d])
         })
+        .chain(c.bounds.iter().map(|&(col, lo, hi)| {
+            let name = names.get(col).map_or("?", |n| n.as_str());
+            format!("{name}∈[{lo},{hi}]")
+        }))
         .collect();
     format!(" ; {}", rows.join(" "))
 }
@@ -683,7 +890,7 @@ mod tests {
         // neither covers the other; their join covers both and keeps `len = |seg|`
         assert!(!super::super::entail::entails(&three, &four));
         assert!(!super::super::entail::entails(&four, &three));
-        let j = join(&three, &four).unwrap();
+        let j = join(&three, &four, &Default::default()).unwrap();
         assert!(super::super::entail::entails(&three, &j));
         assert!(super::super::entail::entails(&four, &j));
         let c = j.counts.as_ref().unwrap();
@@ -737,7 +944,7 @@ mod tests {
             h.canonical()
         };
         let (a, b) = (state(4), state(5));
-        let j = join(&a, &b).unwrap();
+        let j = join(&a, &b, &Default::default()).unwrap();
         assert!(super::super::entail::entails(&a, &j));
         assert!(super::super::entail::entails(&b, &j));
         assert!(!super::super::entail::entails(&j, &a));
@@ -746,15 +953,27 @@ mod tests {
     #[test]
     fn comparisons_are_decided_with_the_segments_at_least_one_object_long() {
         let prog = parse_c(&format!("{PRE}{LENGTH}"));
-        let j = join(&counted_list(&prog, 3, 3), &counted_list(&prog, 4, 4)).unwrap();
+        let j = join(
+            &counted_list(&prog, 3, 3),
+            &counted_list(&prog, 4, 4),
+            &Default::default(),
+        )
+        .unwrap();
         let (len, count) = (var(&prog, "len"), var(&prog, "count"));
         let v = |x| Box::new(Expr::Var(x));
         let k = |c| Box::new(Expr::Int(c));
-        // len = |seg| ≥ 1: `len < 1` is impossible, `len >= 1` certain, `len < 2` not
+        // len = |seg| ≥ 1: `len < 1` is impossible, `len >= 1` certain; the merge
+        // bounds len by 3 below, so `len < 2` is impossible too, `len < 5` narrows it
         let lt = |c, truth| assume(&prog, &j, BinOp::Lt, &v(len), &k(c), truth);
         assert_eq!(lt(1, true), Some(vec![]));
         assert_eq!(lt(1, false), Some(vec![j.clone()]));
-        assert_eq!(lt(2, true), Some(vec![j.clone()]));
+        assert_eq!(
+            j.counts.as_ref().unwrap().bounds,
+            vec![(0, 3, i32::MAX as i64)]
+        );
+        assert_eq!(lt(2, true), Some(vec![]));
+        let below = lt(5, true).unwrap();
+        assert_eq!(below[0].counts.as_ref().unwrap().bounds, vec![(0, 3, 4)]);
         // `len == 7` fixes the segment's length
         let seven = assume(&prog, &j, BinOp::Eq, &v(len), &k(7), true).unwrap();
         let seg = seven[0].atoms.iter().find_map(Atom::len_col).unwrap();
@@ -767,6 +986,92 @@ mod tests {
         // an assignment of a linear form is exact: len := len + 1 keeps the relation
         let plus = assign(&prog, &j, 0, &Expr::Binary(BinOp::Add, v(len), k(1))).unwrap();
         assert!(plus.counts.as_ref().unwrap().eqs.implies(&[1, -1], 1));
+    }
+
+    /// A state with no object and counted variables `i`, `v` (of [`BOUNDED`]), `i`
+    /// equal to `k`.
+    fn counter_at(prog: &Program, k: i64) -> SymHeap {
+        let (i, v) = (var(prog, "i"), var(prog, "v"));
+        let mut h = SymHeap::initial();
+        h.counts = Some(Counts::new(vec![i, v]));
+        h.set(i, Val::Int(k));
+        h
+    }
+
+    const BOUNDED: &str =
+        "int main() { int i = 0, v = 0; while (i < 2) { v = i + 2; i++; } return v; }";
+
+    #[test]
+    fn merged_counters_keep_their_bounds_up_to_the_compared_constants() {
+        let prog = parse_c(&format!("{PRE}{BOUNDED}"));
+        let (zero, one, two) = (
+            counter_at(&prog, 0),
+            counter_at(&prog, 1),
+            counter_at(&prog, 2),
+        );
+        let thresholds = std::collections::BTreeSet::from([1, 2, 3]);
+        // i = 0 and i = 1: the hull says nothing of i, the bound [0, 1] is kept
+        let j = join(&zero, &one, &thresholds).unwrap();
+        assert_eq!(j.counts.as_ref().unwrap().bounds, vec![(0, 0, 1)]);
+        assert!(
+            super::super::entail::entails(&zero, &j) && super::super::entail::entails(&one, &j)
+        );
+        assert!(!super::super::entail::entails(&two, &j));
+        // a bound exceeded again widens to the next threshold, then to the range's end
+        let j2 = join(&j, &two, &thresholds).unwrap();
+        assert_eq!(j2.counts.as_ref().unwrap().bounds, vec![(0, 0, 2)]);
+        let j3 = join(&j2, &counter_at(&prog, 7), &thresholds).unwrap();
+        assert_eq!(
+            j3.counts.as_ref().unwrap().bounds,
+            vec![(0, 0, i32::MAX as i64)]
+        );
+        // without thresholds at once
+        let w = join(&zero, &one, &Default::default()).unwrap();
+        assert_eq!(
+            w.counts.as_ref().unwrap().bounds,
+            vec![(0, 0, i32::MAX as i64)]
+        );
+        assert_eq!(join(&w, &one, &Default::default()), None);
+        // `i < 2` narrows, `i + 2` then cannot overflow and is exact with its bound
+        let v = |x| Box::new(Expr::Var(x));
+        let (i, vv) = (var(&prog, "i"), var(&prog, "v"));
+        let inside = assume(&prog, &j3, BinOp::Lt, &v(i), &Box::new(Expr::Int(2)), true).unwrap();
+        assert_eq!(inside[0].counts.as_ref().unwrap().bounds, vec![(0, 0, 1)]);
+        let sum = Expr::Binary(BinOp::Add, v(i), Box::new(Expr::Int(2)));
+        let col = inside[0].int_col(vv).unwrap();
+        let set = assign(&prog, &inside[0], col, &sum).unwrap();
+        let c = set.counts.as_ref().unwrap();
+        assert!(c.eqs.implies(&[1, -1], -2), "{:?}", c.eqs.rows());
+        assert_eq!(c.bounds, vec![(0, 0, 1), (1, 2, 3)]);
+        // unbounded, it may overflow: forgotten
+        let set = assign(&prog, &j3, col, &sum).unwrap();
+        assert!(set.counts.as_ref().unwrap().eqs.rows().is_empty());
+        // `i >= 2` on [0, 1] leaves nothing; `i <= 0` fixes i
+        assert_eq!(
+            assume(
+                &prog,
+                &inside[0],
+                BinOp::Ge,
+                &v(i),
+                &Box::new(Expr::Int(2)),
+                true
+            ),
+            Some(vec![])
+        );
+        let low = assume(
+            &prog,
+            &inside[0],
+            BinOp::Le,
+            &v(i),
+            &Box::new(Expr::Int(0)),
+            true,
+        )
+        .unwrap();
+        assert_eq!(low[0].counted_value(0), Some(0));
+        assert!(low[0].counts.as_ref().unwrap().bounds.is_empty());
+        for h in [&j, &j2, &j3, &inside[0], &low[0]] {
+            h.validate(&prog).unwrap();
+        }
     }
 
     #[test]
@@ -790,6 +1095,17 @@ mod tests {
         let mut bad = good.clone();
         bad.counts.as_mut().unwrap().ints = vec![var(&prog, "l")];
         assert!(bad.validate(&prog).is_err());
+        // bounds: on a segment's column, empty, the full range, out of order
+        for bounds in [
+            vec![(1, 0, 3)],
+            vec![(0, 3, 2)],
+            vec![(0, i32::MIN as i64, i32::MAX as i64)],
+            vec![(0, 0, 1 << 40)],
+        ] {
+            let mut bad = good.clone();
+            bad.counts.as_mut().unwrap().bounds = bounds.clone();
+            assert!(bad.validate(&prog).is_err(), "{bounds:?}");
+        }
         // lengths without counts
         let mut bad = good;
         bad.counts = None;

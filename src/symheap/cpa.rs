@@ -25,6 +25,9 @@ pub struct SymHeapCpa {
     /// field keeps only such a value, and integer variables keep none, so that a
     /// loop cannot make ever new values (`p->next->data = p->data + 1`).
     consts: Arc<BTreeSet<i64>>,
+    /// The thresholds a merge widens counters' intervals to
+    /// ([`compared_constants`]).
+    thresholds: Arc<BTreeSet<i64>>,
 }
 
 impl SymHeapCpa {
@@ -34,6 +37,7 @@ impl SymHeapCpa {
             live: Arc::new(crate::cfa::live::live_vars(prog)),
             fold_at: Arc::new(prog.loop_heads()),
             consts: Arc::new(program_constants(prog)),
+            thresholds: Arc::new(compared_constants(prog)),
         }
     }
 
@@ -68,6 +72,9 @@ impl SymHeapCpa {
         h.vars
             .retain(|&(x, _)| !prog.vars.get(x).is_some_and(|v| v.ty.is_int()));
         let tracked = |strukt, field| prec.track.contains(&FieldRef { strukt, field });
+        let keeps = |strukt, field, k: &i64| {
+            self.consts.contains(k) || prec.keep.contains(&(FieldRef { strukt, field }, *k))
+        };
         for a in &mut h.atoms {
             match a {
                 super::Atom::Pt {
@@ -77,20 +84,20 @@ impl SymHeapCpa {
                     ..
                 } => {
                     for (f, v) in fields.iter_mut().enumerate() {
-                        if matches!(v, Val::Int(k) if !self.consts.contains(k) || !tracked(*strukt, f))
+                        if matches!(v, Val::Int(k) if !keeps(*strukt, f, k) || !tracked(*strukt, f))
                         {
                             *v = Val::Unknown;
                         }
                     }
                     data.retain(|(f, ks)| {
-                        tracked(*strukt, *f) && ks.iter().all(|k| self.consts.contains(k))
+                        tracked(*strukt, *f) && ks.iter().all(|k| keeps(*strukt, *f, k))
                     });
                 }
                 super::Atom::Ls { data, strukt, .. } | super::Atom::Dls { data, strukt, .. } => {
                     // a fact with another value is dropped whole (a smaller set
                     // would claim more)
                     data.retain(|(f, ks)| {
-                        tracked(*strukt, *f) && ks.iter().all(|k| self.consts.contains(k))
+                        tracked(*strukt, *f) && ks.iter().all(|k| keeps(*strukt, *f, k))
                     });
                 }
                 super::Atom::Block { .. } => {}
@@ -100,6 +107,34 @@ impl SymHeapCpa {
             pool_values(&mut h, *r);
         }
         h
+    }
+}
+
+impl SymHeapCpa {
+    /// The values of `prec`'s tracked fields in `h` that widening would forget (neither
+    /// a constant of the program nor kept by `prec`).
+    pub fn unkept_values(&self, prec: &SymPrec, h: &SymHeap) -> Vec<(FieldRef, i64)> {
+        let mut out = Vec::new();
+        for a in &h.atoms {
+            let (strukt, facts) = match a {
+                super::Atom::Pt { strukt, .. }
+                | super::Atom::Ls { strukt, .. }
+                | super::Atom::Dls { strukt, .. } => (*strukt, fold::piece_data(a)),
+                super::Atom::Block { .. } => continue,
+            };
+            for (field, ks) in facts {
+                let r = FieldRef { strukt, field };
+                if !prec.track.contains(&r) {
+                    continue;
+                }
+                out.extend(
+                    ks.into_iter()
+                        .filter(|k| !self.consts.contains(k) && !prec.keep.contains(&(r, *k)))
+                        .map(|k| (r, k)),
+                );
+            }
+        }
+        out
     }
 }
 
@@ -315,6 +350,33 @@ fn program_constants(prog: &Program) -> BTreeSet<i64> {
     out
 }
 
+/// The constants the program's conditions order an integer variable against (`<`,
+/// `<=`, `>`, `>=`), one less and one more (`i < 2` bounds `i` by 1 in the loop and 2 after it): the thresholds
+/// of the counters' widening, few so that a loop unbounded by them widens at once.
+fn compared_constants(prog: &Program) -> BTreeSet<i64> {
+    use crate::cfa::{BinOp, Expr};
+    let mut out = BTreeSet::new();
+    for e in prog.graph.edge_weights() {
+        let crate::cfa::Op::Assume { cond } = &e.op else {
+            continue;
+        };
+        let Expr::Binary(op, a, b) = cond else {
+            continue;
+        };
+        if !matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) {
+            continue;
+        }
+        let int_var = |e: &Expr| matches!(e, Expr::Var(x) if prog.vars.get(*x).is_some_and(|v| v.ty.is_int()));
+        match (a.as_ref(), b.as_ref()) {
+            (Expr::Int(k), x) | (x, Expr::Int(k)) if int_var(x) => {
+                out.extend([k.saturating_sub(1), *k, k.saturating_add(1)]);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 impl Cpa for SymHeapCpa {
     type State = SymHeap;
     type Prec = SymPrec;
@@ -362,7 +424,14 @@ impl Cpa for SymHeapCpa {
     /// ([`super::counts::join`]), so that a loop that counts what it builds reaches a
     /// fixed point.
     fn merge(&self, existing: &SymHeap, new: &SymHeap, _: Node, _: &SymPrec) -> Option<SymHeap> {
-        super::counts::join(existing, new)
+        super::counts::join(existing, new, &self.thresholds)
+    }
+    fn merge_after(&self, _at: Node, prec: &SymPrec) -> usize {
+        if prec.unroll {
+            fold::UNROLL
+        } else {
+            0
+        }
     }
     fn fingerprint(&self, s: &SymHeap) -> Fingerprint {
         // a covering state's variables that are NULL are NULL in the covered one

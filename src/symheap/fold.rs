@@ -34,7 +34,25 @@ pub struct SymPrec {
     /// ([`super::counts`]).
     #[serde(default)]
     pub count: BTreeSet<VarId>,
+    /// Values a tracked field keeps at loop heads besides the program's constants:
+    /// values the refinement saw forgotten on a spurious path (`i + len` written by a
+    /// loop bounded by a constant). At most [`MAX_KEEP`] of them.
+    #[serde(default)]
+    pub keep: BTreeSet<(FieldRef, i64)>,
+    /// Whether states equal but for their counts wait [`UNROLL`] at a location before
+    /// they merge ([`crate::cpa::Cpa::merge_after`]; otherwise they merge at once):
+    /// set when a spurious path went through merged nodes that the symbolic heaps
+    /// without merging rule out.
+    #[serde(default)]
+    pub unroll: bool,
 }
+
+/// How many states wait at a location before they merge under [`SymPrec::unroll`].
+pub const UNROLL: usize = 4;
+
+/// The most values [`SymPrec::keep`] holds (the refinement adds none beyond; a
+/// certificate with more is malformed), so that widening still ends every loop.
+pub const MAX_KEEP: usize = 64;
 
 impl SymPrec {
     /// Whether two pieces of struct `s` with facts `a` and `b` may merge: they agree on
@@ -57,7 +75,18 @@ impl SymPrec {
     /// Checks that every split field is an integer field of a struct of `prog` (for
     /// certificates).
     pub fn validate(&self, prog: &Program) -> Result<(), String> {
-        for r in self.track.iter().chain(&self.split) {
+        if self.keep.len() > MAX_KEEP {
+            return Err(format!(
+                "precision keeps {} values (at most {MAX_KEEP})",
+                self.keep.len()
+            ));
+        }
+        for r in self
+            .track
+            .iter()
+            .chain(&self.split)
+            .chain(self.keep.iter().map(|(r, _)| r))
+        {
             if !is_int_field(prog, *r) {
                 return Err(format!(
                     "precision field {}.{} is no integer field",
@@ -249,6 +278,8 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     let relaxed = SymPrec {
         track: prec.track.clone(),
         count: prec.count.clone(),
+        keep: prec.keep.clone(),
+        unroll: prec.unroll,
         split: prec
             .split
             .iter()

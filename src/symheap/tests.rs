@@ -335,19 +335,26 @@ fn counts_hold(c: &Conc, h: &SymHeap, lens: &[(usize, i128)]) -> bool {
     if k.eqs.is_bottom() {
         return false;
     }
-    k.eqs.rows().iter().all(|r| {
-        let d = k.eqs.dims();
-        let mut sum = 0;
-        for (i, a) in r[..d].iter().enumerate() {
-            if *a != 0 {
-                match val[i] {
-                    Some(v) => sum += a * v,
-                    None => return true,
+    let bounded = k.bounds.iter().all(|&(col, lo, hi)| {
+        val.get(col)
+            .copied()
+            .flatten()
+            .is_none_or(|v| i128::from(lo) <= v && v <= i128::from(hi))
+    });
+    bounded
+        && k.eqs.rows().iter().all(|r| {
+            let d = k.eqs.dims();
+            let mut sum = 0;
+            for (i, a) in r[..d].iter().enumerate() {
+                if *a != 0 {
+                    match val[i] {
+                        Some(v) => sum += a * v,
+                        None => return true,
+                    }
                 }
             }
-        }
-        sum == r[d]
-    })
+            sum == r[d]
+        })
 }
 
 fn bind(sig: &mut std::collections::HashMap<Id, Cv>, k: Id, v: Cv) -> bool {
