@@ -878,6 +878,59 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// A merge of two states that differ in the counted `v` keeps both concrete states
+    /// (the interval widened to the thresholds), and the transfers that read the
+    /// interval keep the concrete successor of either.
+    #[test]
+    fn merged_counters_keep_the_concrete_states_and_successors(c in conc(), a in -3i64..4, b in -3i64..4, op in 0usize..5, k in -2i64..3, th in proptest::collection::btree_set(-3i64..4, 0..3)) {
+        let (prog, vs) = heap_prog();
+        let iv = int_var(&prog);
+        let (mut ca, mut cb) = (c.clone(), c.clone());
+        ca.v = a;
+        cb.v = b;
+        let ha = fold::fold(&prog, exact_with(&ca, &vs, true));
+        let hb = fold::fold(&prog, exact_with(&cb, &vs, true));
+        let Some(j) = counts::join(&ha, &hb, &th) else {
+            prop_assert!(a == b || ha.atoms != hb.atoms || ha.vars != hb.vars);
+            return Ok(());
+        };
+        prop_assert!(models(&ca, &vs, &j) && models(&cb, &vs, &j), "{}", j.render(&prog));
+        j.validate(&prog).map_err(TestCaseError::fail)?;
+        let v = || Expr::Var(iv);
+        for cc in [&ca, &cb] {
+            let mut d = cc.clone();
+            let (abs_op, ok) = match op {
+                0 => (Op::Assume { cond: Expr::bin(BinOp::Lt, v(), Expr::Int(k)) }, cc.v < k),
+                1 => (Op::Assume { cond: Expr::bin(BinOp::Ge, v(), Expr::Int(k)) }, cc.v >= k),
+                2 => (Op::Assume { cond: Expr::bin(BinOp::Le, Expr::Int(k), v()) }, k <= cc.v),
+                3 => {
+                    d.v = cc.v + k;
+                    (Op::Assign { dst: iv, src: Expr::bin(BinOp::Add, v(), Expr::Int(k)) }, true)
+                }
+                _ => (Op::Assume { cond: Expr::bin(BinOp::Ne, v(), Expr::Int(k)) }, cc.v != k),
+            };
+            if !ok {
+                continue;
+            }
+            let narrow = Default::default();
+            let posts = (post::Post { prog: &prog, narrow: &narrow }).op(&j, &abs_op);
+            for p in &posts {
+                p.validate(&prog).map_err(TestCaseError::fail)?;
+            }
+            prop_assert!(
+                posts.iter().any(|s| models(&d, &vs, s)),
+                "{:?} from {} gives {:?}",
+                abs_op,
+                j.render(&prog),
+                posts.iter().map(|s| s.render(&prog)).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
 #[test]
 fn every_list_is_covered_by_its_folded_form() {
     // completeness where it matters: lists, from every variable position (for random
