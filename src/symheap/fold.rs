@@ -398,6 +398,45 @@ fn forgets_named(h: &SymHeap, ks: &[usize], links: &[usize], cells: &Cells) -> b
     })
 }
 
+/// Whether an object among the singly-linked pieces `ks` points, through a field
+/// other than `link`, to an allocated object outside the pieces that something else
+/// refers to as well, while the merged `cells` do not keep that value: the merge
+/// would forget a link back into the list before it (`next->prev = list` in a walk
+/// that turns a singly-linked list into a doubly-linked one, one object at a time).
+fn forgets_shared(h: &SymHeap, ks: &[usize], link: usize, cells: &Cells) -> bool {
+    let inside = |i: Id| ks.iter().any(|&k| h.atoms[k].addresses().any(|j| j == i));
+    let refs = |i: Id| {
+        let vars = h.vars.iter().filter(|p| p.1.base() == Some(i)).count();
+        let fields: usize = h
+            .atoms
+            .iter()
+            .map(|a| {
+                a.values()
+                    .into_iter()
+                    .filter(|v| v.base() == Some(i))
+                    .count()
+            })
+            .sum();
+        vars + fields
+    };
+    ks.iter().any(|&k| match &h.atoms[k] {
+        Atom::Pt { fields, .. } => fields.iter().enumerate().any(|(f, v)| {
+            f != link
+                && v.id().is_some_and(|i| {
+                    // (an atom's first object that only this field refers to may be
+                    // owned, a region the cells keep; a doubly-linked segment's last
+                    // object never is)
+                    let first = h
+                        .atom_at(i)
+                        .is_some_and(|k| h.atoms[k].addresses().next() == Some(i));
+                    h.allocated(i) && !inside(i) && (!first || refs(i) > 1)
+                })
+                && !cells.common.contains(&(f, *v))
+        }),
+        _ => false,
+    })
+}
+
 /// A doubly-linked list's struct, `next` and `prev` fields, and whether its links
 /// back are field addresses.
 type Links = (StructId, usize, usize, bool);
@@ -571,7 +610,9 @@ fn merge_sll(
         let Some(cells) = joined_cells(prog, prec, h, &[k1, k2], &[link]) else {
             continue;
         };
-        if forgets_named(h, &[k1, k2], &[link], &cells) {
+        if forgets_named(h, &[k1, k2], &[link], &cells)
+            || forgets_shared(h, &[k1, k2], link, &cells)
+        {
             continue;
         }
         let mut out = h.clone();

@@ -663,6 +663,31 @@ fn list(len: usize, dll: bool, at: Option<usize>) -> Conc {
 }
 
 #[test]
+fn a_link_back_into_a_doubly_linked_prefix_is_not_folded_away() {
+    // a walk turning a singly-linked list into a doubly-linked one, stopped at `c`:
+    // objects 0..=3 are linked back, 4.. not yet; folding 3 into a singly-linked
+    // segment with the rest forgot its `prev` (a regression of sll_to_dll_rev-2:
+    // the walk back from the end then left the list)
+    let (prog, vs) = heap_prog();
+    for len in 6..9 {
+        let mut c = list(len, false, None);
+        for i in 1..=3 {
+            if let Some(o) = &mut c.cells[i] {
+                o.0[1] = Cv::Addr(i - 1);
+            }
+        }
+        c.vars[2] = Cv::Addr(3);
+        let f = fold::fold(&prog, exact(&c, &vs));
+        assert!(models(&c, &vs, &f), "{}", f.render(&prog));
+        let at = f.get(vs[2]).id().unwrap();
+        let kept = f.atoms.iter().any(
+            |a| matches!(a, Atom::Pt { at: i, fields, .. } if *i == at && fields[1].id().is_some()),
+        );
+        assert!(kept, "{}", f.render(&prog));
+    }
+}
+
+#[test]
 fn the_model_checker_tells_lists_apart() {
     let (prog, vs) = heap_prog();
     let five = list(5, false, None);
