@@ -18,6 +18,26 @@ fn bench(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The shared SV-COMP task `name`, if this checkout has `../shared`.
+fn shared_svcomp(name: &str) -> Option<PathBuf> {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/bench/svcomp")
+        .join(name);
+    f.exists().then_some(f)
+}
+
+/// The indices of the nodes whose symbolic heap's counts satisfy `pred`.
+fn nodes_whose_counts(body: &Value, pred: impl Fn(&Value) -> bool) -> Vec<usize> {
+    body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| pred(&n["state"][0]["counts"]))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[test]
 fn lists_are_safe_with_checked_certificates_and_bugs_replay() {
     for t in [
@@ -37,9 +57,7 @@ fn lists_are_safe_with_checked_certificates_and_bugs_replay() {
     }
     // a singly-linked list linked back one object at a time, then walked both ways:
     // an object's link back into the doubly-linked prefix is not folded away
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/bench/svcomp/heap-manipulation__sll_to_dll_rev-2.c");
-    if f.exists() {
+    if let Some(f) = shared_svcomp("heap-manipulation__sll_to_dll_rev-2.c") {
         assert_safe_with_checked_certificate(&f, &["--shape-domain", "symheap"]);
     }
 }
@@ -340,18 +358,9 @@ fn counters_equal_to_lengths_are_proved_and_their_certificates_trust_nothing() {
     let (header, body) = certificate_of(&file);
     assert!(matches!(check(&file, &header, &body), CheckOutcome::Valid));
     // the nodes whose counts have an equality
-    let counted: Vec<usize> = body["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| {
-            n["state"][0]["counts"]["eqs"]["rows"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty())
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let counted = nodes_whose_counts(&body, |c| {
+        c["eqs"]["rows"].as_array().is_some_and(|r| !r.is_empty())
+    });
     assert!(!counted.is_empty());
     let muts: Vec<Mutation> = vec![
         (
@@ -488,10 +497,7 @@ fn composite_segments_prove_lists_of_lists_and_their_certificates_trust_nothing(
     assert_all_invalid(&file, &header, &body, &muts);
     // forester's lists whose nodes own an optional inner node
     for t in ["forester-heap__sll-01-1.c", "forester-heap__dll-01-2.c"] {
-        let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/bench/svcomp")
-            .join(t);
-        if f.exists() {
+        if let Some(f) = shared_svcomp(t) {
             assert_safe_with_checked_certificate(
                 &f,
                 &["--shape-domain", "symheap", "--malloc-never-fails"],
@@ -531,25 +537,14 @@ fn loops_bounded_by_a_constant_are_unrolled_and_their_certificates_trust_nothing
     assert_all_invalid(&file, &header, &body, &muts);
     // SV-COMP's circular lists updated by loops `i < 2`: the counters' merged states
     // keep their bounds (`i + 2` cannot overflow)
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/bench/svcomp/list-simple__sll2c_update_all.c");
-    if !f.exists() {
+    let Some(f) = shared_svcomp("list-simple__sll2c_update_all.c") else {
         return;
-    }
+    };
     let (header, body) = certificate_of(&f);
     assert!(matches!(check(&f, &header, &body), CheckOutcome::Valid));
-    let bounded: Vec<usize> = body["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| {
-            n["state"][0]["counts"]["bounds"]
-                .as_array()
-                .is_some_and(|b| !b.is_empty())
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let bounded = nodes_whose_counts(&body, |c| {
+        c["bounds"].as_array().is_some_and(|b| !b.is_empty())
+    });
     assert!(!bounded.is_empty());
     let first = bounded[0];
     let muts: Vec<Mutation> = vec![
