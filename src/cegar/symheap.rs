@@ -76,11 +76,11 @@ impl Cpa for PredSymHeap {
         }
         fp
     }
-    /// Two states with the same cube: the symbolic heaps' merge (states equal but for
-    /// their counts join).
     fn merge_after(&self, at: Node, prec: &Self::Prec) -> usize {
         self.0 .0.merge_after(at, &prec.0)
     }
+    /// Two states with the same cube: the symbolic heaps' merge (states equal but for
+    /// their counts join).
     fn merge(
         &self,
         existing: &Self::State,
@@ -353,10 +353,12 @@ fn path_states(
         }
         states = next;
         // the ART's merged node holds more than this step's successors: go on from it
-        if let Some(j) = input.merged.iter().position(|&m| merged && m == i + 1) {
-            if let Some((h, _)) = input.merged_states.get(j) {
-                states = vec![h.clone()];
-            }
+        let at_merged = input.merged.iter().position(|&m| m == i + 1);
+        if let Some((h, _)) = at_merged
+            .filter(|_| merged)
+            .and_then(|j| input.merged_states.get(j))
+        {
+            states = vec![h.clone()];
         }
         out.push(states.clone());
     }

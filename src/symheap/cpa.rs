@@ -72,9 +72,7 @@ impl SymHeapCpa {
         h.vars
             .retain(|&(x, _)| !prog.vars.get(x).is_some_and(|v| v.ty.is_int()));
         let tracked = |strukt, field| prec.track.contains(&FieldRef { strukt, field });
-        let keeps = |strukt, field, k: &i64| {
-            self.consts.contains(k) || prec.keep.contains(&(FieldRef { strukt, field }, *k))
-        };
+        let keeps = |strukt, field, k: &i64| self.kept(prec, FieldRef { strukt, field }, *k);
         for a in &mut h.atoms {
             match a {
                 super::Atom::Pt {
@@ -111,6 +109,12 @@ impl SymHeapCpa {
 }
 
 impl SymHeapCpa {
+    /// Whether widening keeps value `k` of field `r` (tracked): a constant of the
+    /// program or a value `prec` keeps.
+    fn kept(&self, prec: &SymPrec, r: FieldRef, k: i64) -> bool {
+        self.consts.contains(&k) || prec.keep.contains(&(r, k))
+    }
+
     /// The values of `prec`'s tracked fields in `h` that widening would forget (neither
     /// a constant of the program nor kept by `prec`).
     pub fn unkept_values(&self, prec: &SymPrec, h: &SymHeap) -> Vec<(FieldRef, i64)> {
@@ -129,7 +133,7 @@ impl SymHeapCpa {
                 }
                 out.extend(
                     ks.into_iter()
-                        .filter(|k| !self.consts.contains(k) && !prec.keep.contains(&(r, *k)))
+                        .filter(|k| !self.kept(prec, r, *k))
                         .map(|k| (r, k)),
                 );
             }
@@ -351,8 +355,9 @@ fn program_constants(prog: &Program) -> BTreeSet<i64> {
 }
 
 /// The constants the program's conditions order an integer variable against (`<`,
-/// `<=`, `>`, `>=`), one less and one more (`i < 2` bounds `i` by 1 in the loop and 2 after it): the thresholds
-/// of the counters' widening, few so that a loop unbounded by them widens at once.
+/// `<=`, `>`, `>=`), one less and one more (`i < 2` bounds `i` by 1 in the loop and by
+/// 2 after it): the thresholds of the counters' widening, few, so that a loop they do
+/// not bound widens at once.
 fn compared_constants(prog: &Program) -> BTreeSet<i64> {
     use crate::cfa::{BinOp, Expr};
     let mut out = BTreeSet::new();
