@@ -247,6 +247,8 @@ impl Atom {
                 id(from, f);
                 val(to, f);
                 cells.common.iter_mut().for_each(|p| val(&mut p.1, f));
+                // a value renamed away (an id no atom allocates) says nothing
+                cells.common.retain(|p| p.1 != Val::Unknown);
             }
             Atom::Dls {
                 first,
@@ -261,6 +263,8 @@ impl Atom {
                 id(last, f);
                 val(fwd, f);
                 cells.common.iter_mut().for_each(|p| val(&mut p.1, f));
+                // a value renamed away (an id no atom allocates) says nothing
+                cells.common.retain(|p| p.1 != Val::Unknown);
             }
         }
     }

@@ -688,6 +688,25 @@ fn a_link_back_into_a_doubly_linked_prefix_is_not_folded_away() {
 }
 
 #[test]
+fn a_common_value_no_atom_allocates_is_dropped_from_the_cells() {
+    // found by `merged_counters_keep_the_concrete_states_and_successors`: two objects
+    // whose `prev` dangles to one unallocated id folded into a segment whose common
+    // `prev` was renamed to `Unknown`, which certificates reject
+    let (prog, vs) = heap_prog();
+    let c = Conc {
+        cells: vec![
+            Some(([Cv::Null, Cv::Dangle(1)], 0)),
+            Some(([Cv::Addr(0), Cv::Dangle(1)], 0)),
+        ],
+        vars: [Cv::Addr(1), Cv::Null, Cv::Null],
+        v: 0,
+    };
+    let f = fold::fold(&prog, exact(&c, &vs));
+    assert!(models(&c, &vs, &f), "{}", f.render(&prog));
+    f.validate(&prog).unwrap();
+}
+
+#[test]
 fn the_model_checker_tells_lists_apart() {
     let (prog, vs) = heap_prog();
     let five = list(5, false, None);
@@ -923,7 +942,7 @@ proptest! {
             return Ok(());
         };
         prop_assert!(models(&ca, &vs, &j) && models(&cb, &vs, &j), "{}", j.render(&prog));
-        j.validate(&prog).map_err(TestCaseError::fail)?;
+        j.validate(&prog).map_err(|e| TestCaseError::fail(format!("{e}: {}", j.render(&prog))))?;
         let v = || Expr::Var(iv);
         for cc in [&ca, &cb] {
             let mut d = cc.clone();
@@ -943,7 +962,7 @@ proptest! {
             let narrow = Default::default();
             let posts = (post::Post { prog: &prog, narrow: &narrow }).op(&j, &abs_op);
             for p in &posts {
-                p.validate(&prog).map_err(TestCaseError::fail)?;
+                p.validate(&prog).map_err(|e| TestCaseError::fail(format!("{e}: {}", p.render(&prog))))?;
             }
             prop_assert!(
                 posts.iter().any(|s| models(&d, &vs, s)),
