@@ -767,6 +767,26 @@ fn longer_lists_are_covered_by_the_folded_list_and_not_the_other_way() {
     ));
 }
 
+/// Some state of `posts` (the successors of `from` by `op`) holds of the concrete
+/// successor `d`.
+fn some_post_models(
+    prog: &Program,
+    vs: &[VarId; 3],
+    d: &Conc,
+    op: &Op,
+    from: &SymHeap,
+    posts: &[SymHeap],
+) -> Result<(), TestCaseError> {
+    prop_assert!(
+        posts.iter().any(|s| models(d, vs, s)),
+        "{:?} from {} gives {:?}",
+        op,
+        from.render(prog),
+        posts.iter().map(|s| s.render(prog)).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
@@ -911,13 +931,7 @@ proptest! {
                     prop_assert!(models(&d, &vs, r), "{} ⊑ {}", dh.render(&prog), r.render(&prog));
                 }
             }
-            prop_assert!(
-                posts.iter().any(|s| models(&d, &vs, s)),
-                "{:?} from {} gives {:?}",
-                abs_op,
-                h.render(&prog),
-                posts.iter().map(|s| s.render(&prog)).collect::<Vec<_>>()
-            );
+            some_post_models(&prog, &vs, &d, &abs_op, &h, &posts)?;
         }
     }
 }
@@ -964,13 +978,7 @@ proptest! {
             for p in &posts {
                 p.validate(&prog).map_err(|e| TestCaseError::fail(format!("{e}: {}", p.render(&prog))))?;
             }
-            prop_assert!(
-                posts.iter().any(|s| models(&d, &vs, s)),
-                "{:?} from {} gives {:?}",
-                abs_op,
-                j.render(&prog),
-                posts.iter().map(|s| s.render(&prog)).collect::<Vec<_>>()
-            );
+            some_post_models(&prog, &vs, &d, &abs_op, &j, &posts)?;
         }
     }
 }
