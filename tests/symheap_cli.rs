@@ -576,3 +576,112 @@ fn loops_bounded_by_a_constant_are_unrolled_and_their_certificates_trust_nothing
     ];
     assert_all_invalid(&f, &header, &body, &muts);
 }
+
+/// The segments (`Ls`/`Dls` bodies) of every node's symbolic heap, as (node, atom)
+/// indices, whose `order` is not empty.
+fn ordered_segments(body: &Value) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (i, n) in body["nodes"].as_array().unwrap().iter().enumerate() {
+        let Some(atoms) = n["state"][0]["atoms"].as_array() else {
+            continue;
+        };
+        for (k, a) in atoms.iter().enumerate() {
+            let seg = a.get("Ls").or_else(|| a.get("Dls"));
+            if seg.is_some_and(|s| s["order"].as_array().is_some_and(|o| !o.is_empty())) {
+                out.push((i, k));
+            }
+        }
+    }
+    out
+}
+
+/// The body of atom `k` of node `i` (an `Ls` or `Dls`).
+fn segment_mut(b: &mut Value, (i, k): (usize, usize)) -> &mut Value {
+    let a = &mut b["nodes"][i]["state"][0]["atoms"][k];
+    if a.get("Ls").is_some() {
+        &mut a["Ls"]
+    } else {
+        &mut a["Dls"]
+    }
+}
+
+#[test]
+fn segments_keep_which_value_follows_which_and_their_certificates_trust_nothing() {
+    // (ACK | HEADER PAYLOAD)*: every HEADER is followed by a PAYLOAD, which the set of
+    // values a segment holds cannot say; the segment keeps the pairs of adjacent
+    // values, and unfolding a HEADER leaves a rest that starts with a PAYLOAD
+    let file = bench("sll_framed.c");
+    let out = assert_safe_with_checked_certificate(&file, &["--shape-domain", "symheap"]);
+    assert!(out.contains("order packet.kind"), "{out}");
+    assert_unsafe_with_replay_using(
+        &bench("sll_framed_bug.c"),
+        &["--shape-domain", "symheap"],
+        None,
+    );
+    let (header, body) = certificate_of(&file);
+    let ordered = ordered_segments(&body);
+    assert!(!ordered.is_empty());
+    // a segment whose order has more than one pair (one can be dropped)
+    let wide = *ordered
+        .iter()
+        .find(|&&at| {
+            let mut b = body.clone();
+            segment_mut(&mut b, at)["order"][0]["pairs"]
+                .as_array()
+                .is_some_and(|p| p.len() > 1)
+        })
+        .expect("a segment with two pairs");
+    let all = ordered.clone();
+    let muts: Vec<Mutation> = vec![
+        (
+            "every segment's order dropped",
+            Box::new(move |b| {
+                for &at in &all {
+                    segment_mut(b, at)["order"] = json!([]);
+                }
+            }),
+        ),
+        (
+            "the precision orders nothing",
+            Box::new(|b| b["precision"][0]["order"] = json!([])),
+        ),
+        (
+            "a pair of adjacent values dropped",
+            Box::new(move |b| {
+                segment_mut(b, wide)["order"][0]["pairs"]
+                    .as_array_mut()
+                    .unwrap()
+                    .remove(0);
+            }),
+        ),
+        (
+            "an order of a value the segment does not hold",
+            Box::new(move |b| {
+                segment_mut(b, wide)["order"][0]["first"] = json!([99]);
+            }),
+        ),
+        (
+            "an order of a pointer field",
+            Box::new(move |b| {
+                segment_mut(b, wide)["order"][0]["field"] = json!(0);
+            }),
+        ),
+        (
+            "an order that says no more than the values",
+            Box::new(move |b| {
+                let seg = segment_mut(b, wide);
+                let vals = seg["data"][0][1].clone();
+                let pairs: Vec<Value> = vals
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|x| vals.as_array().unwrap().iter().map(move |y| json!([x, y])))
+                    .collect();
+                seg["order"][0]["first"] = vals.clone();
+                seg["order"][0]["last"] = vals.clone();
+                seg["order"][0]["pairs"] = json!(pairs);
+            }),
+        ),
+    ];
+    assert_all_invalid(&file, &header, &body, &muts);
+}

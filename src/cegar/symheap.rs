@@ -247,6 +247,22 @@ impl Abstraction for SymHeapAbstraction {
                 crate::symheap::fold::UNROLL
             ));
         }
+        if added.is_empty() && r.pivot.is_none() {
+            // nor that: segments keep the order of every split field's values (a
+            // red object is followed by a black one) from now on
+            let up: Vec<crate::cfa::FieldRef> =
+                prec.split.difference(&prec.order).copied().collect();
+            for f in up {
+                prec.order.insert(f);
+                added.push(format!("order {}", name(f)));
+            }
+            if !added.is_empty() && prec.unroll {
+                // tried without unrolling first (the order may be what the merged
+                // path lacked; unrolling is set again if not)
+                prec.unroll = false;
+                added.push("merge at once".into());
+            }
+        }
         if !added.is_empty() {
             // folding changes everywhere: rebuild from the root
             r.pivot = Some(0);

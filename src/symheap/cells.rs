@@ -403,6 +403,7 @@ fn strip(
             data,
             len,
             cells,
+            order,
             ..
         }
         | Atom::Dls {
@@ -410,10 +411,12 @@ fn strip(
             data,
             len,
             cells,
+            order,
             ..
         } => {
             let s = *strukt;
             data.retain(|(f, _)| kept(s, *f));
+            super::order::normalize(data, order);
             *len = 0;
             strip_cells(cells, depth);
         }

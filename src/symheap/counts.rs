@@ -930,6 +930,7 @@ mod tests {
                 data: Vec::new(),
                 len: seg,
                 cells: Default::default(),
+                order: Vec::new(),
             });
             h.atoms.push(Atom::Pt {
                 at: 1,

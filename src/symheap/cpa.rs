@@ -91,18 +91,39 @@ impl SymHeapCpa {
                         tracked(*strukt, *f) && ks.iter().all(|k| keeps(*strukt, *f, k))
                     });
                 }
-                super::Atom::Ls { data, strukt, .. } | super::Atom::Dls { data, strukt, .. } => {
+                super::Atom::Ls {
+                    data,
+                    strukt,
+                    order,
+                    ..
+                }
+                | super::Atom::Dls {
+                    data,
+                    strukt,
+                    order,
+                    ..
+                } => {
                     // a fact with another value is dropped whole (a smaller set
                     // would claim more)
                     data.retain(|(f, ks)| {
                         tracked(*strukt, *f) && ks.iter().all(|k| keeps(*strukt, *f, k))
                     });
+                    let s = *strukt;
+                    order.retain(|o| {
+                        prec.order.contains(&FieldRef {
+                            strukt: s,
+                            field: o.field,
+                        })
+                    });
+                    super::order::normalize(data, order);
                 }
                 super::Atom::Block { .. } => {}
             }
         }
         for r in prec.track.difference(&prec.split) {
-            pool_values(&mut h, *r);
+            if !prec.order.contains(r) {
+                pool_values(&mut h, *r);
+            }
         }
         h
     }

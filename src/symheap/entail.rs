@@ -15,7 +15,7 @@
 //! [`super::fold`] hides objects by, so folded states match.
 
 use super::cells::{Shape, MAX_SHAPES};
-use super::{cells, counts, Atom, Cells, Id, SymHeap, Val};
+use super::{cells, counts, order, Atom, Cells, Id, SymHeap, Val};
 use std::collections::HashMap;
 
 /// True if every concrete state of `s` is one of `t`.
@@ -56,6 +56,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
         want: Vec::new(),
         cells: Cells::default(),
         links: Vec::new(),
+        chain: Vec::new(),
     };
     for &(x, tv) in &t.vars {
         if !m.val(tv, s.get(x)) {
@@ -87,6 +88,7 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                         data,
                         by_field,
                         cells,
+                        order,
                         ..
                     } = a
                     else {
@@ -99,7 +101,12 @@ pub fn entails(s: &SymHeap, t: &SymHeap) -> bool {
                     let Some(&Val::Id(j)) = m.map.get(last) else {
                         continue;
                     };
+                    m.chain.clear();
                     if !m.dls_back(*strukt, (*next, *prev, *by_field), j, *first, *back, *fwd) {
+                        return false;
+                    }
+                    m.chain.reverse();
+                    if !m.order_ok(order) {
                         return false;
                     }
                 }
@@ -160,9 +167,27 @@ struct Matcher<'a> {
     cells: Cells,
     /// The links of the segment being matched.
     links: Vec<usize>,
+    /// The pieces of `s` the segment being matched took, in chain order (backwards
+    /// while [`Matcher::dls_back`] walks).
+    chain: Vec<usize>,
 }
 
 impl Matcher<'_> {
+    /// Whether the chain the segment being matched took keeps the segment's orders
+    /// `want` ([`order`]): its pieces' orders composed are included in them.
+    fn order_ok(&self, want: &order::Orders) -> bool {
+        if want.is_empty() {
+            return true;
+        }
+        let pieces: Vec<&Atom> = self.chain.iter().map(|&k| &self.s.atoms[k]).collect();
+        let got = order::of_chain(&pieces, want.iter().map(|o| o.field));
+        want.iter().all(|w| {
+            got.iter()
+                .find(|o| o.field == w.field)
+                .is_some_and(|o| order::entails(o, w))
+        })
+    }
+
     /// Matches `t`'s value `tv` with `s`'s `sv`, extending σ.
     /// Whether the piece `k` of `s` has the integer facts [`Matcher::want`] names.
     fn satisfies(&self, k: usize) -> bool {
@@ -359,13 +384,15 @@ impl Matcher<'_> {
                 to,
                 data,
                 cells,
+                order,
                 ..
             } => {
                 self.want = data.clone();
                 self.cells = cells.clone();
                 self.links.clear();
                 self.links.push(*link);
-                self.ls(*strukt, *link, j, *to)
+                self.chain.clear();
+                self.ls(*strukt, *link, j, *to) && self.order_ok(order)
             }
             Atom::Dls {
                 strukt,
@@ -377,13 +404,16 @@ impl Matcher<'_> {
                 data,
                 by_field,
                 cells,
+                order,
                 ..
             } => {
                 self.want = data.clone();
                 self.cells = cells.clone();
                 self.links.clear();
                 self.links.extend([*next, *prev]);
+                self.chain.clear();
                 self.dls(*strukt, (*next, *prev, *by_field), j, *back, *last, *fwd)
+                    && self.order_ok(order)
             }
         }
     }
@@ -416,6 +446,7 @@ impl Matcher<'_> {
             return None;
         }
         self.used[k] = true;
+        self.chain.push(k);
         Some(next)
     }
 
@@ -520,6 +551,7 @@ impl Matcher<'_> {
             return None;
         }
         self.used[k] = true;
+        self.chain.push(k);
         Some(p)
     }
 
@@ -661,6 +693,7 @@ impl Matcher<'_> {
         }
         let mut first_pt = count == 1;
         self.used[k] = true;
+        self.chain.push(k);
         if !self.val(fwd, fw) {
             return false;
         }
@@ -698,6 +731,7 @@ impl Matcher<'_> {
             match step {
                 Some((k2, f2, b2, _, c2)) => {
                     self.used[k2] = true;
+                    self.chain.push(k2);
                     f = f2;
                     b = b2;
                     count += c2;

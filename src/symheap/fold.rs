@@ -15,7 +15,7 @@
 //! refinement tracks a field when an interpolant first speaks of it, and splits on it
 //! when one does again.
 
-use super::{cells, Atom, Cells, Facts, Id, SymHeap, Val, MAX_ATOMS};
+use super::{cells, order, Atom, Cells, Facts, Id, SymHeap, Val, MAX_ATOMS};
 use crate::cfa::{FieldRef, Program, StructId, VarId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -45,6 +45,11 @@ pub struct SymPrec {
     /// without merging rule out.
     #[serde(default)]
     pub unroll: bool,
+    /// Tracked integer fields whose segments keep the order of their values
+    /// ([`super::order`]): pieces with other values of such a field merge whatever
+    /// `split` says (the order keeps them apart), and widening pools none of them.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub order: BTreeSet<FieldRef>,
 }
 
 /// How many states wait at a location before they merge under [`SymPrec::unroll`].
@@ -56,7 +61,8 @@ pub const MAX_KEEP: usize = 64;
 
 impl SymPrec {
     /// Whether two pieces of struct `s` with facts `a` and `b` may merge: they agree on
-    /// every split field of `s` (both without a fact, or the same values).
+    /// every split field of `s` that keeps no order (both without a fact, or the same
+    /// values).
     pub fn agree(&self, s: StructId, a: &Facts, b: &Facts) -> bool {
         let get = |d: &Facts, f: usize| d.iter().find(|(g, _)| *g == f).map(|(_, ks)| ks.clone());
         self.split
@@ -69,7 +75,15 @@ impl SymPrec {
                     field: usize::MAX,
                 },
             )
-            .all(|r| get(a, r.field) == get(b, r.field))
+            .all(|r| self.order.contains(r) || get(a, r.field) == get(b, r.field))
+    }
+
+    /// The fields of struct `s` whose segments keep orders.
+    pub fn ordered(&self, s: StructId) -> impl Iterator<Item = usize> + '_ {
+        self.order
+            .iter()
+            .filter(move |r| r.strukt == s)
+            .map(|r| r.field)
     }
 
     /// Checks that every split field is an integer field of a struct of `prog` (for
@@ -85,6 +99,7 @@ impl SymPrec {
             .track
             .iter()
             .chain(&self.split)
+            .chain(&self.order)
             .chain(self.keep.iter().map(|(r, _)| r))
         {
             if !is_int_field(prog, *r) {
@@ -280,6 +295,7 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
         count: prec.count.clone(),
         keep: prec.keep.clone(),
         unroll: prec.unroll,
+        order: prec.order.clone(),
         split: prec
             .split
             .iter()
@@ -502,6 +518,8 @@ fn merge_dll(
             continue;
         }
         let data = common_data(remove.iter().map(|&k| &h.atoms[k]));
+        let chain: Vec<&Atom> = remove.iter().map(|&k| &h.atoms[k]).collect();
+        let order = order::of_chain(&chain, prec.ordered(s));
         let Some(cells) = joined_cells(prog, prec, h, &remove, &[next, prev]) else {
             continue;
         };
@@ -527,6 +545,7 @@ fn merge_dll(
             by_field,
             len,
             cells,
+            order,
         });
         return Some(out);
     }
@@ -607,6 +626,7 @@ fn merge_sll(
             continue;
         }
         let data = common_data([&h.atoms[k1], &h.atoms[k2]].into_iter());
+        let order = order::of_chain(&[&h.atoms[k1], &h.atoms[k2]], prec.ordered(s));
         let Some(cells) = joined_cells(prog, prec, h, &[k1, k2], &[link]) else {
             continue;
         };
@@ -628,6 +648,7 @@ fn merge_sll(
             data,
             len,
             cells,
+            order,
         });
         return Some(out);
     }

@@ -38,6 +38,7 @@ pub mod counts;
 pub mod cpa;
 pub mod entail;
 pub mod fold;
+pub mod order;
 pub mod post;
 #[cfg(test)]
 mod tests;
@@ -138,6 +139,9 @@ pub enum Atom {
         /// What every object points to and owns besides its links ([`cells`]).
         #[serde(default, skip_serializing_if = "Cells::is_empty")]
         cells: Cells,
+        /// Where along the segment its integer fields' values are ([`order`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        order: order::Orders,
     },
     /// `dls(first, back, last, fwd)`: objects c₁ … cₙ of `strukt`, n ≥ 2, c₁ = first,
     /// cₙ = last, c₁.prev = back, cᵢ.next = cᵢ₊₁ and cᵢ₊₁.prev = cᵢ, cₙ.next = fwd;
@@ -165,6 +169,9 @@ pub enum Atom {
         /// What every object points to and owns besides its links ([`cells`]).
         #[serde(default, skip_serializing_if = "Cells::is_empty")]
         cells: Cells,
+        /// Where along the segment its integer fields' values are ([`order`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        order: order::Orders,
     },
 }
 
@@ -468,8 +475,12 @@ impl SymHeap {
             return SymHeap::top();
         }
         for a in &mut self.atoms {
-            if let Atom::Pt { fields, data, .. } = a {
-                normalize_pt(fields, data);
+            match a {
+                Atom::Pt { fields, data, .. } => normalize_pt(fields, data),
+                Atom::Ls { data, order, .. } | Atom::Dls { data, order, .. } => {
+                    order::normalize(data, order)
+                }
+                Atom::Block { .. } => {}
             }
         }
         // reachable atoms
@@ -669,12 +680,14 @@ impl SymHeap {
                     link,
                     data,
                     cells,
+                    order,
                     ..
                 } => {
                     if !is_ptr_field(*strukt, *link) {
                         return Err("a segment's link is no field to its own struct".into());
                     }
                     check_data(prog, *strukt, data)?;
+                    order::check(data, order)?;
                     cells::validate(prog, *strukt, &[*link], cells, 0)?;
                 }
                 Atom::Dls {
@@ -684,6 +697,7 @@ impl SymHeap {
                     data,
                     by_field,
                     cells,
+                    order,
                     ..
                 } => {
                     let prev_ok = if *by_field {
@@ -695,6 +709,7 @@ impl SymHeap {
                         return Err("a segment's links are no two fields to its own struct".into());
                     }
                     check_data(prog, *strukt, data)?;
+                    order::check(data, order)?;
                     cells::validate(prog, *strukt, &[*next, *prev], cells, 0)?;
                 }
             }
@@ -729,6 +744,14 @@ impl SymHeap {
                 .get(s)
                 .and_then(|d| d.fields.get(f))
                 .map_or(format!("f{f}"), |d| d.name.clone())
+        };
+        let orders = |s: StructId, os: &order::Orders| {
+            let r: Vec<String> = os.iter().map(|o| o.render(&field(s, o.field))).collect();
+            if r.is_empty() {
+                String::new()
+            } else {
+                format!("⟨{}⟩", r.join(","))
+            }
         };
         let facts = |s: StructId, data: &Facts| {
             let fs: Vec<String> = data
@@ -783,12 +806,14 @@ impl SymHeap {
                     to,
                     data,
                     cells,
+                    order,
                     ..
                 } => format!(
-                    "ls[{}](#{from},{}){}{}",
+                    "ls[{}](#{from},{}){}{}{}",
                     field(*strukt, *link),
                     v(to),
                     facts(*strukt, data),
+                    orders(*strukt, order),
                     cells::render(prog, *strukt, cells)
                 ),
                 Atom::Dls {
@@ -802,15 +827,17 @@ impl SymHeap {
                     data,
                     by_field,
                     cells,
+                    order,
                     ..
                 } => format!(
-                    "dls[{},{}{}](#{first},{},#{last},{}){}{}",
+                    "dls[{},{}{}](#{first},{},#{last},{}){}{}{}",
                     field(*strukt, *next),
                     if *by_field { "&" } else { "" },
                     field(*strukt, *prev),
                     v(back),
                     v(fwd),
                     facts(*strukt, data),
+                    orders(*strukt, order),
                     cells::render(prog, *strukt, cells)
                 ),
             })

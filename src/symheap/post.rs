@@ -174,35 +174,42 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             data,
             len,
             cells,
+            order,
         } => {
             let len = len as usize;
             let width = struct_width(prog, strukt).max(link + 1);
             let n = h.fresh();
             let base = vec![Val::Unknown; width];
-            // exactly one object
-            let mut one = h.clone();
-            let mut f = base.clone();
-            f[link] = to;
-            one.atoms[k] = pt(from, strukt, f, &data);
-            one.add_count_eq(&[(len, 1)], 1);
-            out.extend(super::cells::unpack(one, from, &cells));
-            // more: from ↦ n * ls(n, to)
-            let mut more = h.clone();
-            let mut f = base;
-            f[link] = Val::Id(n);
-            more.atoms[k] = pt(from, strukt, f, &data);
-            let rest = more.new_col();
-            more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
-            more.atoms.push(Atom::Ls {
-                strukt,
-                link,
-                from: n,
-                to,
-                data: data.clone(),
-                len: rest,
-                cells: cells.clone(),
-            });
-            out.extend(super::cells::unpack(more, from, &cells));
+            // exactly one object (its values both first and last)
+            if let Some(d) = super::order::one_case(&data, &order) {
+                let mut one = h.clone();
+                let mut f = base.clone();
+                f[link] = to;
+                one.atoms[k] = pt(from, strukt, f, &d);
+                one.add_count_eq(&[(len, 1)], 1);
+                out.extend(super::cells::unpack(one, from, &cells));
+            }
+            // more: from ↦ n * ls(n, to), one state per value of the first object
+            // where the segment keeps an order
+            for (d, rest_order) in super::order::first_cases(&data, &order) {
+                let mut more = h.clone();
+                let mut f = base.clone();
+                f[link] = Val::Id(n);
+                more.atoms[k] = pt(from, strukt, f, &d);
+                let rest = more.new_col();
+                more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
+                more.atoms.push(Atom::Ls {
+                    strukt,
+                    link,
+                    from: n,
+                    to,
+                    data: data.clone(),
+                    len: rest,
+                    cells: cells.clone(),
+                    order: rest_order,
+                });
+                out.extend(super::cells::unpack(more, from, &cells));
+            }
         }
         Atom::Dls {
             strukt,
@@ -216,6 +223,7 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             by_field,
             len,
             cells,
+            order,
         } => {
             let len = len as usize;
             let width = struct_width(prog, strukt).max(next.max(prev) + 1);
@@ -227,50 +235,61 @@ pub fn focus(prog: &Program, h: &SymHeap, i: Id) -> Option<Vec<SymHeap>> {
             };
             let link = |x: Id| super::back_link(by_field, next, x);
             // exactly two objects
-            let mut two = h.clone();
-            two.atoms[k] = pt(first, strukt, cell(Val::Id(last), back), &data);
-            two.atoms
-                .push(pt(last, strukt, cell(fwd, link(first)), &data));
-            two.add_count_eq(&[(len, 1)], 2);
-            for t in super::cells::unpack(two, first, &cells) {
-                out.extend(super::cells::unpack(t, last, &cells));
+            for (d1, d2) in super::order::two_cases(&data, &order) {
+                let mut two = h.clone();
+                two.atoms[k] = pt(first, strukt, cell(Val::Id(last), back), &d1);
+                two.atoms
+                    .push(pt(last, strukt, cell(fwd, link(first)), &d2));
+                two.add_count_eq(&[(len, 1)], 2);
+                for t in super::cells::unpack(two, first, &cells) {
+                    out.extend(super::cells::unpack(t, last, &cells));
+                }
             }
             let n = h.fresh();
-            let mut more = h.clone();
-            let rest = more.new_col();
-            more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
-            if i == first {
-                more.atoms[k] = pt(first, strukt, cell(Val::Id(n), back), &data);
-                more.atoms.push(Atom::Dls {
-                    strukt,
-                    next,
-                    prev,
-                    first: n,
-                    back: link(first),
-                    last,
-                    fwd,
-                    data: data.clone(),
-                    by_field,
-                    len: rest,
-                    cells: cells.clone(),
-                });
+            let cases = if i == first {
+                super::order::first_cases(&data, &order)
             } else {
-                more.atoms[k] = pt(last, strukt, cell(fwd, link(n)), &data);
-                more.atoms.push(Atom::Dls {
-                    strukt,
-                    next,
-                    prev,
-                    first,
-                    back,
-                    last: n,
-                    fwd: Val::Id(last),
-                    data: data.clone(),
-                    by_field,
-                    len: rest,
-                    cells: cells.clone(),
-                });
+                super::order::last_cases(&data, &order)
+            };
+            for (d, rest_order) in cases {
+                let mut more = h.clone();
+                let rest = more.new_col();
+                more.add_count_eq(&[(len, 1), (rest as usize, -1)], 1);
+                if i == first {
+                    more.atoms[k] = pt(first, strukt, cell(Val::Id(n), back), &d);
+                    more.atoms.push(Atom::Dls {
+                        strukt,
+                        next,
+                        prev,
+                        first: n,
+                        back: link(first),
+                        last,
+                        fwd,
+                        data: data.clone(),
+                        by_field,
+                        len: rest,
+                        cells: cells.clone(),
+                        order: rest_order,
+                    });
+                } else {
+                    more.atoms[k] = pt(last, strukt, cell(fwd, link(n)), &d);
+                    more.atoms.push(Atom::Dls {
+                        strukt,
+                        next,
+                        prev,
+                        first,
+                        back,
+                        last: n,
+                        fwd: Val::Id(last),
+                        data: data.clone(),
+                        by_field,
+                        len: rest,
+                        cells: cells.clone(),
+                        order: rest_order,
+                    });
+                }
+                out.extend(super::cells::unpack(more, i, &cells));
             }
-            out.extend(super::cells::unpack(more, i, &cells));
         }
     }
     Some(out)

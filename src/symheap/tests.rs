@@ -10,6 +10,8 @@ use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Ty};
 use crate::testutil::parse_c;
 use proptest::prelude::*;
 
+mod ordered;
+
 pub(super) const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
 
 /// Builds the ART of the symbolic-heap CPA alone on `src` (empty precision).
@@ -408,6 +410,17 @@ fn ways_of(c: &Conc, a: &Atom, i: usize, used: &[bool]) -> Vec<Way> {
         objs.iter()
             .all(|&j| fs.iter().all(|(f, ks)| *f == 2 && ks.contains(&data(j))))
     };
+    // and their values are in the segment's orders
+    let ordered = |objs: &[usize], os: &order::Orders| {
+        os.iter().all(|o| {
+            o.field == 2
+                && o.first.contains(&data(objs[0]))
+                && o.last.contains(&data(objs[objs.len() - 1]))
+                && objs
+                    .windows(2)
+                    .all(|w| o.pairs.contains(&(data(w[0]), data(w[1]))))
+        })
+    };
     match a {
         Atom::Pt {
             at,
@@ -434,13 +447,14 @@ fn ways_of(c: &Conc, a: &Atom, i: usize, used: &[bool]) -> Vec<Way> {
             from,
             to,
             data: fs,
+            order: os,
             ..
         } => {
             let mut chain = vec![i];
             loop {
                 let last = chain[chain.len() - 1];
                 let nv = cell(last)[*link];
-                if facts(&chain, fs) {
+                if facts(&chain, fs) && ordered(&chain, os) {
                     ways.push((
                         chain.clone(),
                         vec![(Val::Id(*from), Cv::Addr(i)), (*to, nv)],
@@ -461,6 +475,7 @@ fn ways_of(c: &Conc, a: &Atom, i: usize, used: &[bool]) -> Vec<Way> {
             fwd,
             data: fs,
             by_field,
+            order: os,
             ..
         } => {
             // what the next object's `prev` holds for object l
@@ -475,7 +490,7 @@ fn ways_of(c: &Conc, a: &Atom, i: usize, used: &[bool]) -> Vec<Way> {
             loop {
                 let l = chain[chain.len() - 1];
                 let nv = cell(l)[*next];
-                if chain.len() >= 2 && facts(&chain, fs) {
+                if chain.len() >= 2 && facts(&chain, fs) && ordered(&chain, os) {
                     ways.push((
                         chain.clone(),
                         vec![
@@ -767,6 +782,24 @@ fn longer_lists_are_covered_by_the_folded_list_and_not_the_other_way() {
     ));
 }
 
+/// `h` folded, under a precision whose segments keep the order of the values of
+/// field `d` if `ordered` ([`order`]), else under the empty one.
+fn fold_as(prog: &Program, h: SymHeap, ordered: bool) -> SymHeap {
+    if !ordered {
+        return fold::fold(prog, h);
+    }
+    let d = FieldRef {
+        strukt: 0,
+        field: 2,
+    };
+    let prec = fold::SymPrec {
+        track: [d].into(),
+        order: [d].into(),
+        ..Default::default()
+    };
+    fold::fold_with(prog, &prec, h)
+}
+
 /// Some state of `posts` (the successors of `from` by `op`) holds of the concrete
 /// successor `d`.
 fn some_post_models(
@@ -791,14 +824,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
     #[test]
-    fn canonical_form_and_folding_keep_the_concrete_heap(c in conc(), counted: bool) {
+    fn canonical_form_and_folding_keep_the_concrete_heap(c in conc(), counted: bool, ordered: bool) {
         let (prog, vs) = heap_prog();
         let h = exact_with(&c, &vs, counted);
         prop_assert!(models(&c, &vs, &h));
         let k = h.clone().canonical();
         prop_assert!(models(&c, &vs, &k), "canonical {}", k.render(&prog));
-        let f = fold::fold(&prog, h);
+        let f = fold_as(&prog, h, ordered);
         prop_assert!(models(&c, &vs, &f), "folded {}", f.render(&prog));
+        f.validate(&prog).map_err(|e| TestCaseError::fail(format!("{e}: {}", f.render(&prog))))?;
     }
 
     #[test]
@@ -819,17 +853,17 @@ proptest! {
     }
 
     #[test]
-    fn entailment_keeps_the_concrete_heaps(c in conc(), d in conc(), counted: bool) {
+    fn entailment_keeps_the_concrete_heaps(c in conc(), d in conc(), counted: bool, ordered: bool) {
         let (prog, vs) = heap_prog();
-        let s = fold::fold(&prog, exact_with(&c, &vs, counted));
-        let t = fold::fold(&prog, exact_with(&d, &vs, counted));
+        let s = fold_as(&prog, exact_with(&c, &vs, counted), ordered);
+        let t = fold_as(&prog, exact_with(&d, &vs, counted), ordered);
         if entail::entails(&s, &t) {
             prop_assert!(models(&c, &vs, &t), "{} ⊑ {}", s.render(&prog), t.render(&prog));
         }
     }
 
     #[test]
-    fn every_transfer_keeps_the_concrete_successor(c in any_heap(), op in 0usize..21, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool, counted: bool) {
+    fn every_transfer_keeps_the_concrete_successor(c in any_heap(), op in 0usize..21, x in 0usize..3, y in 0usize..3, f in 0usize..2, k in 0i64..3, narrow_all: bool, counted: bool, ordered: bool) {
         let (prog, vs) = heap_prog();
         let iv = int_var(&prog);
         let dfield = FieldRef { strukt: 0, field: 2 };
@@ -914,7 +948,7 @@ proptest! {
             _ => { d.v = k; (Op::Assign { dst: iv, src: Expr::Int(k) }, true) }
         };
         if ok {
-            let h = fold::fold(&prog, exact_with(&c, &vs, counted));
+            let h = fold_as(&prog, exact_with(&c, &vs, counted), ordered);
             let narrow = prog
                 .structs
                 .iter()
@@ -923,9 +957,9 @@ proptest! {
                 .filter(|_| narrow_all)
                 .collect();
             let out = (post::Post { prog: &prog, narrow: &narrow }).op(&h, &abs_op);
-            let posts: Vec<SymHeap> = out.into_iter().map(|s| fold::fold(&prog, s)).collect();
+            let posts: Vec<SymHeap> = out.into_iter().map(|s| fold_as(&prog, s, ordered)).collect();
             // entailment soundness with the concrete successor as the witness
-            let dh = fold::fold(&prog, exact_with(&d, &vs, counted));
+            let dh = fold_as(&prog, exact_with(&d, &vs, counted), ordered);
             for r in &posts {
                 if entail::entails(&dh, r) {
                     prop_assert!(models(&d, &vs, r), "{} ⊑ {}", dh.render(&prog), r.render(&prog));
@@ -1104,6 +1138,7 @@ fn pooling_gives_every_piece_the_union_of_the_values() {
             data: vec![(2, vec![0, 1])],
             len: 0,
             cells: Default::default(),
+            order: Vec::new(),
         });
         h
     };
