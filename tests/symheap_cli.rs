@@ -685,3 +685,60 @@ fn segments_keep_which_value_follows_which_and_their_certificates_trust_nothing(
     ];
     assert_all_invalid(&file, &header, &body, &muts);
 }
+
+#[test]
+fn a_counter_in_a_field_is_not_unrolled_one_kept_value_at_a_time() {
+    // `q->len++` beside a list the loop checks: each spurious path is one object
+    // longer, and keeping one more value of `len` per refinement only unrolled the
+    // counter (64 refinements before; under `auto` that cost two_queues its time for
+    // the three-valued domain). At most MAX_KEEP_PER_FIELD values per field.
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("counter_field.c");
+    std::fs::write(&file, COUNTER_FIELD).unwrap();
+    let (code, out) = shapemc(&[
+        "verify",
+        file.to_str().unwrap(),
+        "--shape-domain",
+        "symheap",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code, 20, "{out}");
+    let keeps = out
+        .lines()
+        .filter(|l| l.contains("keep queue.len = "))
+        .count();
+    assert_eq!(keeps, shapemc::symheap::fold::MAX_KEEP_PER_FIELD, "{out}");
+}
+
+/// A queue whose `len` field counts its nodes, checked by a walk after every push.
+const COUNTER_FIELD: &str = r#"extern void abort(void);
+extern void __assert_fail(const char *, const char *, unsigned int, const char *) __attribute__ ((__nothrow__ , __leaf__)) __attribute__ ((__noreturn__));
+void reach_error() { __assert_fail("0", "counter_field.c", __LINE__, "reach_error"); }
+extern int __VERIFIER_nondet_int(void);
+#include <stdlib.h>
+struct node { struct node *next; };
+struct queue { struct node *head; int len; };
+int main(void) {
+  struct queue *q = malloc(sizeof(struct queue));
+  if (!q) abort();
+  q->head = NULL;
+  q->len = 0;
+  while (__VERIFIER_nondet_int()) {
+    struct node *n = malloc(sizeof(struct node));
+    if (!n) abort();
+    n->next = q->head;
+    q->head = n;
+    q->len++;
+    int c = 0;
+    for (struct node *p = q->head; p; p = p->next) {
+      if (c >= q->len) reach_error();
+      c++;
+    }
+    if (c != q->len) reach_error();
+  }
+  while (q->head) { struct node *n = q->head->next; free(q->head); q->head = n; }
+  free(q);
+  return 0;
+}
+"#;

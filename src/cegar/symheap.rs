@@ -225,6 +225,10 @@ impl Abstraction for SymHeapAbstraction {
                 if prec.keep.len() >= crate::symheap::fold::MAX_KEEP {
                     break;
                 }
+                let of_field = prec.keep.iter().filter(|p| p.0 == f).count();
+                if of_field >= crate::symheap::fold::MAX_KEEP_PER_FIELD {
+                    continue;
+                }
                 if prec.keep.insert((f, k)) {
                     added.push(format!("keep {} = {k}", name(f)));
                 }

@@ -59,6 +59,12 @@ pub const UNROLL: usize = 4;
 /// certificate with more is malformed), so that widening still ends every loop.
 pub const MAX_KEEP: usize = 64;
 
+/// The most values of one field the refinement adds to [`SymPrec::keep`]: a field
+/// whose values keep growing along longer and longer paths (`q->len++`) is a counter,
+/// not a loop bounded by a constant, and keeping one more value per refinement would
+/// only unroll it.
+pub const MAX_KEEP_PER_FIELD: usize = 4;
+
 impl SymPrec {
     /// Whether two pieces of struct `s` with facts `a` and `b` may merge: they agree on
     /// every split field of `s` that keeps no order (both without a fact, or the same

@@ -93,6 +93,19 @@ pub fn eval_int(prog: &Program, h: &SymHeap, e: &Expr) -> Option<i64> {
         }
         Expr::Unary(UnOp::Neg, a) => small(-(eval_int(prog, h, a)? as i128)),
         Expr::Unary(UnOp::Not, a) => Some(i64::from(eval_int(prog, h, a)? == 0)),
+        // a pointer comparison the state decides (`(p == NULL) != (q == NULL)`)
+        Expr::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b)
+            if is_ptr_expr(prog, a) || is_ptr_expr(prog, b) =>
+        {
+            let (va, vb) = (value_of(prog, h, a).0, value_of(prog, h, b).0);
+            let same = match (va, vb) {
+                (Val::Unknown, _) | (_, Val::Unknown) => return None,
+                _ if va == vb => true,
+                _ if h.distinct(va, vb) => false,
+                _ => return None,
+            };
+            Some(i64::from(same == (*op == BinOp::Eq)))
+        }
         Expr::Binary(op, a, b) => {
             let (x, y) = (eval_int(prog, h, a)?, eval_int(prog, h, b)?);
             let (xi, yi) = (x as i128, y as i128);
