@@ -612,6 +612,11 @@ fn merge_sll(
         if k2 == k1 || !rc1(b, 1) {
             continue;
         }
+        // a segment that would end where it starts (`ls(x, x)`, a whole cycle) would
+        // forget that the cycle has at least two objects: `x ↦ y * ls(y, x)` stays
+        if to2 == Val::Id(a1) {
+            continue;
+        }
         // two objects linked by a secondary link may be an object and one it owns (a
         // list node and its inner node): they merge only when a third piece goes on
         // the chain

@@ -10,6 +10,7 @@ use crate::cfa::{AllocKind, BinOp, Expr, FieldRef, Op, Ty};
 use crate::testutil::parse_c;
 use proptest::prelude::*;
 
+mod lost_facts;
 mod ordered;
 
 pub(super) const PRE: &str = "extern void abort(void);\nvoid reach_error(void);\nextern int __VERIFIER_nondet_int(void);\n#include <stdlib.h>\n";
@@ -1435,29 +1436,4 @@ fn the_model_checker_reads_composite_segments() {
     let mut deep = c.clone();
     deep.cells[4] = Some(([Cv::Addr(0), Cv::Null], 0));
     assert!(!models(&deep, &vs, &folded));
-}
-
-#[test]
-fn a_comparison_of_pointer_comparisons_is_decided_by_the_heap() {
-    // `(head == NULL) != (tail == NULL)` is an integer comparison of two pointer
-    // comparisons: the state knows both sides (two_queues' check), so no path
-    // reaches the error (before, both branches stayed feasible)
-    let (prog, art, out) = explore(
-        "struct q { struct q *head, *tail; };
-         int main() {
-           struct q *h = malloc(sizeof(struct q));
-           if (!h) abort();
-           h->head = NULL; h->tail = NULL;
-           if (__VERIFIER_nondet_int()) {
-             struct q *n = malloc(sizeof(struct q));
-             if (!n) abort();
-             h->head = n; h->tail = n;
-           }
-           if ((h->head == NULL) != (h->tail == NULL)) reach_error();
-           int same = h->head == h->tail;
-           if (!same) reach_error();
-           return 0;
-         }",
-    );
-    assert_proved(&prog, &art, &out);
 }
