@@ -9,9 +9,13 @@
 //! sound whatever it folds; it is what keeps the states finite.
 //!
 //! The precision ([`SymPrec`]) names the integer fields whose values are kept at loop
-//! heads (elsewhere every known value is kept) and, of those, the fields that separate
-//! pieces: two pieces whose facts about such a field differ are not merged, so that a
-//! segment of white objects and the one blue object after it stay apart. The
+//! heads (elsewhere every known value is kept); two pieces whose facts about such a
+//! field differ are not merged, so that a segment of white objects and the one blue
+//! object after it stay apart. A tracked field's values are pooled at loop heads
+//! first (every piece gets the values two objects share, `cpa::pool_values`), so
+//! only an object with a value of its own stays apart; a split field's values are
+//! not pooled, so every value keeps its pieces; an ordered field's pieces merge
+//! whatever their values ([`super::order`] remembers where each value is). The
 //! refinement tracks a field when an interpolant first speaks of it, and splits on it
 //! when one does again.
 
@@ -28,7 +32,8 @@ use std::collections::{BTreeSet, HashMap};
 pub struct SymPrec {
     /// Integer fields whose values (objects' and segments' facts) survive a loop head.
     pub track: BTreeSet<FieldRef>,
-    /// Integer fields on which merged pieces must agree.
+    /// Tracked integer fields whose values are not pooled at loop heads (merged
+    /// pieces must agree on their exact values).
     pub split: BTreeSet<FieldRef>,
     /// Integer variables kept as affine equalities with the segments' lengths
     /// ([`super::counts`]).
@@ -67,20 +72,21 @@ pub const MAX_KEEP_PER_FIELD: usize = 4;
 
 impl SymPrec {
     /// Whether two pieces of struct `s` with facts `a` and `b` may merge: they agree on
-    /// every split field of `s` that keeps no order (both without a fact, or the same
-    /// values).
+    /// every tracked or split field of `s` that keeps no order (both without a fact,
+    /// or the same values; a tracked field's values are pooled at loop heads first, so
+    /// this keeps apart only an object with a value no other object has).
     pub fn agree(&self, s: StructId, a: &Facts, b: &Facts) -> bool {
         let get = |d: &Facts, f: usize| d.iter().find(|(g, _)| *g == f).map(|(_, ks)| ks.clone());
+        let range = FieldRef {
+            strukt: s,
+            field: 0,
+        }..=FieldRef {
+            strukt: s,
+            field: usize::MAX,
+        };
         self.split
-            .range(
-                FieldRef {
-                    strukt: s,
-                    field: 0,
-                }..=FieldRef {
-                    strukt: s,
-                    field: usize::MAX,
-                },
-            )
+            .range(range.clone())
+            .chain(self.track.range(range))
             .all(|r| self.order.contains(r) || get(a, r.field) == get(b, r.field))
     }
 
@@ -273,7 +279,7 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
     if let Some(out) = merge_under(prog, prec, h) {
         return Some(out);
     }
-    if prec.split.is_empty() {
+    if prec.split.is_empty() && prec.track.is_empty() {
         return None;
     }
     // per struct: its pieces, and the distinct facts they have on its split fields
@@ -282,10 +288,11 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
         let Some(s) = a.strukt() else { continue };
         let mut d = piece_data(a);
         d.retain(|(f, _)| {
-            prec.split.contains(&FieldRef {
+            let r = FieldRef {
                 strukt: s,
                 field: *f,
-            })
+            };
+            prec.split.contains(&r) || prec.track.contains(&r)
         });
         let e = count.entry(s).or_default();
         e.0 += 1;
@@ -297,7 +304,12 @@ fn merge_once(prog: &Program, prec: &SymPrec, h: &SymHeap) -> Option<SymHeap> {
             .is_some_and(|(n, kinds)| *n > SPLIT_BUDGET + kinds.len())
     };
     let relaxed = SymPrec {
-        track: prec.track.clone(),
+        track: prec
+            .track
+            .iter()
+            .filter(|r| !over(r.strukt))
+            .copied()
+            .collect(),
         count: prec.count.clone(),
         keep: prec.keep.clone(),
         unroll: prec.unroll,
