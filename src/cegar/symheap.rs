@@ -121,6 +121,22 @@ impl SymHeapAbstraction {
     }
 }
 
+/// Puts every field of `from` that `to` lacks into `to`, noting `"{what} {field}"`
+/// in `added` for each (a step up [`SymPrec`]'s lattice for every field at once).
+fn raise_all(
+    from: &std::collections::BTreeSet<crate::cfa::FieldRef>,
+    to: &mut std::collections::BTreeSet<crate::cfa::FieldRef>,
+    what: &str,
+    name: &dyn Fn(crate::cfa::FieldRef) -> String,
+    added: &mut Vec<String>,
+) {
+    let up: Vec<crate::cfa::FieldRef> = from.difference(to).copied().collect();
+    for f in up {
+        to.insert(f);
+        added.push(format!("{what} {}", name(f)));
+    }
+}
+
 impl Abstraction for SymHeapAbstraction {
     type Cpa = PredSymHeap;
 
@@ -205,12 +221,13 @@ impl Abstraction for SymHeapAbstraction {
             // nothing else learnt: every tracked field keeps pieces apart from now on
             // (a fact such as "the last object holds 1" is about a field the
             // interpolants may reach only through a pointer field, `p->next == NULL`)
-            let up: Vec<crate::cfa::FieldRef> =
-                prec.track.difference(&prec.split).copied().collect();
-            for f in up {
-                prec.split.insert(f);
-                added.push(format!("fold apart on {}", name(f)));
-            }
+            raise_all(
+                &prec.track,
+                &mut prec.split,
+                "fold apart on",
+                &name,
+                &mut added,
+            );
         }
         if added.is_empty() && r.pivot.is_none() {
             // nor that: the values of tracked fields the path's states hold are kept
@@ -254,12 +271,7 @@ impl Abstraction for SymHeapAbstraction {
         if added.is_empty() && r.pivot.is_none() {
             // nor that: segments keep the order of every split field's values (a
             // red object is followed by a black one) from now on
-            let up: Vec<crate::cfa::FieldRef> =
-                prec.split.difference(&prec.order).copied().collect();
-            for f in up {
-                prec.order.insert(f);
-                added.push(format!("order {}", name(f)));
-            }
+            raise_all(&prec.split, &mut prec.order, "order", &name, &mut added);
             if !added.is_empty() && prec.unroll {
                 // tried without unrolling first (the order may be what the merged
                 // path lacked; unrolling is set again if not)
